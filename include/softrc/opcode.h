@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The RC opcode list (IBTA Vol 1 §9.2.1 table 35; seed 004 §5.1).
+ *
+ * Context: none (constant data). One X-macro list generates the enum,
+ * the name table and the descriptor table (core/opcode.c), so names,
+ * codes and header layouts can never drift apart.
+ *
+ * X(name, code, flags): flags combine one position (FIRST/MIDDLE/LAST,
+ * ONLY = FIRST | LAST), one kind (REQ/RESP/ACK), one class
+ * (SEND/WRITE/READ/ATOMIC) for requests, meaning bits and the extension
+ * headers present after the BTH (SOFTRC_H_*).
+ */
+#ifndef SOFTRC_OPCODE_H
+#define SOFTRC_OPCODE_H
+
+#include "platform.h"
+
+/* Extension headers, in the order they follow the BTH on the wire. */
+enum softrc_hdr {
+	SOFTRC_HDR_RETH,	/* 16 B: VA, R_Key, DMA length */
+	SOFTRC_HDR_ATMETH,	/* 28 B: VA, R_Key, swap/add, compare */
+	SOFTRC_HDR_AETH,	/*  4 B: syndrome, MSN */
+	SOFTRC_HDR_ATMACK,	/*  8 B: original remote data */
+	SOFTRC_HDR_IMMDT,	/*  4 B: immediate data */
+	SOFTRC_HDR_IETH,	/*  4 B: R_Key to invalidate */
+	SOFTRC_HDR_NR
+};
+
+#define SOFTRC_H_RETH	(1u << SOFTRC_HDR_RETH)
+#define SOFTRC_H_ATMETH	(1u << SOFTRC_HDR_ATMETH)
+#define SOFTRC_H_AETH	(1u << SOFTRC_HDR_AETH)
+#define SOFTRC_H_ATMACK	(1u << SOFTRC_HDR_ATMACK)
+#define SOFTRC_H_IMMDT	(1u << SOFTRC_HDR_IMMDT)
+#define SOFTRC_H_IETH	(1u << SOFTRC_HDR_IETH)
+#define SOFTRC_H_MASK	((1u << SOFTRC_HDR_NR) - 1)
+
+/* Meaning bits, above the header bits. */
+#define SOFTRC_OPF_FIRST	(1u << 8)	/* first packet of a message */
+#define SOFTRC_OPF_MIDDLE	(1u << 9)
+#define SOFTRC_OPF_LAST		(1u << 10)	/* closes a message */
+#define SOFTRC_OPF_ONLY		(SOFTRC_OPF_FIRST | SOFTRC_OPF_LAST)
+#define SOFTRC_OPF_REQ		(1u << 11)	/* requester -> responder */
+#define SOFTRC_OPF_RESP		(1u << 12)	/* READ response, atomic ACK */
+#define SOFTRC_OPF_ACK		(1u << 13)	/* ACK/NAK */
+#define SOFTRC_OPF_SEND		(1u << 14)
+#define SOFTRC_OPF_WRITE	(1u << 15)
+#define SOFTRC_OPF_READ		(1u << 16)
+#define SOFTRC_OPF_ATOMIC	(1u << 17)
+#define SOFTRC_OPF_PAYLOAD	(1u << 18)	/* may carry payload */
+#define SOFTRC_OPF_RECV		(1u << 19)	/* message consumes a receive WQE */
+#define SOFTRC_OPF_ACKREQ_OK	(1u << 20)	/* the AckReq bit may be set */
+#define SOFTRC_OPF_INV		(1u << 21)	/* invalidates the IETH R_Key */
+
+#define SOFTRC_OPF_POS_MASK \
+	(SOFTRC_OPF_FIRST | SOFTRC_OPF_MIDDLE | SOFTRC_OPF_LAST)
+#define SOFTRC_OPF_CLASS_MASK \
+	(SOFTRC_OPF_SEND | SOFTRC_OPF_WRITE | SOFTRC_OPF_READ | SOFTRC_OPF_ATOMIC)
+
+/* shorthands used only inside the list below */
+#define SOFTRC__SREQ	(SOFTRC_OPF_REQ | SOFTRC_OPF_SEND | SOFTRC_OPF_PAYLOAD | \
+			 SOFTRC_OPF_RECV | SOFTRC_OPF_ACKREQ_OK)
+#define SOFTRC__WREQ	(SOFTRC_OPF_REQ | SOFTRC_OPF_WRITE | SOFTRC_OPF_PAYLOAD | \
+			 SOFTRC_OPF_ACKREQ_OK)
+#define SOFTRC__RRESP	(SOFTRC_OPF_RESP | SOFTRC_OPF_READ | SOFTRC_OPF_PAYLOAD)
+#define SOFTRC__AREQ	(SOFTRC_OPF_REQ | SOFTRC_OPF_ATOMIC | SOFTRC_OPF_ONLY | \
+			 SOFTRC_H_ATMETH | SOFTRC_OPF_ACKREQ_OK)
+
+#define SOFTRC_RC_OPCODES(X)						\
+	X(SEND_FIRST,			0x00, SOFTRC__SREQ | SOFTRC_OPF_FIRST) \
+	X(SEND_MIDDLE,			0x01, SOFTRC__SREQ | SOFTRC_OPF_MIDDLE) \
+	X(SEND_LAST,			0x02, SOFTRC__SREQ | SOFTRC_OPF_LAST) \
+	X(SEND_LAST_WITH_IMMEDIATE,	0x03, SOFTRC__SREQ | SOFTRC_OPF_LAST | \
+					      SOFTRC_H_IMMDT)		\
+	X(SEND_ONLY,			0x04, SOFTRC__SREQ | SOFTRC_OPF_ONLY) \
+	X(SEND_ONLY_WITH_IMMEDIATE,	0x05, SOFTRC__SREQ | SOFTRC_OPF_ONLY | \
+					      SOFTRC_H_IMMDT)		\
+	X(RDMA_WRITE_FIRST,		0x06, SOFTRC__WREQ | SOFTRC_OPF_FIRST | \
+					      SOFTRC_H_RETH)		\
+	X(RDMA_WRITE_MIDDLE,		0x07, SOFTRC__WREQ | SOFTRC_OPF_MIDDLE) \
+	X(RDMA_WRITE_LAST,		0x08, SOFTRC__WREQ | SOFTRC_OPF_LAST) \
+	X(RDMA_WRITE_LAST_WITH_IMMEDIATE, 0x09, SOFTRC__WREQ | SOFTRC_OPF_LAST | \
+					      SOFTRC_OPF_RECV | SOFTRC_H_IMMDT) \
+	X(RDMA_WRITE_ONLY,		0x0a, SOFTRC__WREQ | SOFTRC_OPF_ONLY | \
+					      SOFTRC_H_RETH)		\
+	X(RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0x0b, SOFTRC__WREQ | SOFTRC_OPF_ONLY | \
+					      SOFTRC_OPF_RECV | SOFTRC_H_RETH | \
+					      SOFTRC_H_IMMDT)		\
+	X(RDMA_READ_REQUEST,		0x0c, SOFTRC_OPF_REQ | SOFTRC_OPF_READ | \
+					      SOFTRC_OPF_ONLY | SOFTRC_H_RETH | \
+					      SOFTRC_OPF_ACKREQ_OK)	\
+	X(RDMA_READ_RESPONSE_FIRST,	0x0d, SOFTRC__RRESP | SOFTRC_OPF_FIRST | \
+					      SOFTRC_H_AETH)		\
+	X(RDMA_READ_RESPONSE_MIDDLE,	0x0e, SOFTRC__RRESP | SOFTRC_OPF_MIDDLE) \
+	X(RDMA_READ_RESPONSE_LAST,	0x0f, SOFTRC__RRESP | SOFTRC_OPF_LAST | \
+					      SOFTRC_H_AETH)		\
+	X(RDMA_READ_RESPONSE_ONLY,	0x10, SOFTRC__RRESP | SOFTRC_OPF_ONLY | \
+					      SOFTRC_H_AETH)		\
+	X(ACKNOWLEDGE,			0x11, SOFTRC_OPF_ACK | SOFTRC_OPF_ONLY | \
+					      SOFTRC_H_AETH)		\
+	X(ATOMIC_ACKNOWLEDGE,		0x12, SOFTRC_OPF_RESP | SOFTRC_OPF_ATOMIC | \
+					      SOFTRC_OPF_ONLY | SOFTRC_H_AETH | \
+					      SOFTRC_H_ATMACK)		\
+	X(COMPARE_SWAP,			0x13, SOFTRC__AREQ)		\
+	X(FETCH_ADD,			0x14, SOFTRC__AREQ)		\
+	X(SEND_LAST_WITH_INVALIDATE,	0x16, SOFTRC__SREQ | SOFTRC_OPF_LAST | \
+					      SOFTRC_OPF_INV | SOFTRC_H_IETH) \
+	X(SEND_ONLY_WITH_INVALIDATE,	0x17, SOFTRC__SREQ | SOFTRC_OPF_ONLY | \
+					      SOFTRC_OPF_INV | SOFTRC_H_IETH)
+
+#define SOFTRC__OPCODE_ENUM(name, code, flags) SOFTRC_OP_##name = (code),
+enum softrc_opcode {
+	SOFTRC_RC_OPCODES(SOFTRC__OPCODE_ENUM)
+};
+#undef SOFTRC__OPCODE_ENUM
+
+/* BTH opcode bits 7..5 select the transport; RC is 000. */
+#define SOFTRC_OPCODE_TRANSPORT_MASK	0xe0
+#define SOFTRC_OPCODE_RC		0x00
+#define SOFTRC_OPCODE_NR		32	/* RC opcodes 0x00..0x1f */
+
+/* Extension header sizes, indexed by enum softrc_hdr. */
+#define SOFTRC_BTH_BYTES	12
+#define SOFTRC_RETH_BYTES	16
+#define SOFTRC_ATMETH_BYTES	28
+#define SOFTRC_AETH_BYTES	4
+#define SOFTRC_ATMACK_BYTES	8
+#define SOFTRC_IMMDT_BYTES	4
+#define SOFTRC_IETH_BYTES	4
+#define SOFTRC_ICRC_BYTES	4
+
+/* Header bytes before a given extension header, derived from the mask. */
+#define SOFTRC__HSZ(f, bit, bytes)	(((f) & (bit)) ? (bytes) : 0)
+#define SOFTRC_OFF_RETH(f)	SOFTRC_BTH_BYTES
+#define SOFTRC_OFF_ATMETH(f)	(SOFTRC_OFF_RETH(f) + \
+				 SOFTRC__HSZ(f, SOFTRC_H_RETH, SOFTRC_RETH_BYTES))
+#define SOFTRC_OFF_AETH(f)	(SOFTRC_OFF_ATMETH(f) + \
+				 SOFTRC__HSZ(f, SOFTRC_H_ATMETH, SOFTRC_ATMETH_BYTES))
+#define SOFTRC_OFF_ATMACK(f)	(SOFTRC_OFF_AETH(f) + \
+				 SOFTRC__HSZ(f, SOFTRC_H_AETH, SOFTRC_AETH_BYTES))
+#define SOFTRC_OFF_IMMDT(f)	(SOFTRC_OFF_ATMACK(f) + \
+				 SOFTRC__HSZ(f, SOFTRC_H_ATMACK, SOFTRC_ATMACK_BYTES))
+#define SOFTRC_OFF_IETH(f)	(SOFTRC_OFF_IMMDT(f) + \
+				 SOFTRC__HSZ(f, SOFTRC_H_IMMDT, SOFTRC_IMMDT_BYTES))
+#define SOFTRC_HDR_LEN(f)	(SOFTRC_OFF_IETH(f) + \
+				 SOFTRC__HSZ(f, SOFTRC_H_IETH, SOFTRC_IETH_BYTES))
+
+/**
+ * struct softrc_opcode_info - what the engine needs to know of an opcode
+ * @name:	"SEND_FIRST" etc., NULL for an unused code
+ * @flags:	SOFTRC_OPF_* | SOFTRC_H_*
+ * @hdr_len:	BTH plus extension headers, in bytes
+ * @off:	byte offset of each present extension header from the BTH
+ */
+struct softrc_opcode_info {
+	const char *name;
+	u32 flags;
+	u8 hdr_len;
+	u8 off[SOFTRC_HDR_NR];
+};
+
+extern const struct softrc_opcode_info softrc_opcode_table[SOFTRC_OPCODE_NR];
+
+/* The descriptor of an RC opcode, or NULL for another transport or a hole. */
+static inline const struct softrc_opcode_info *softrc_opcode_get(u8 opcode)
+{
+	const struct softrc_opcode_info *info;
+
+	if ((opcode & SOFTRC_OPCODE_TRANSPORT_MASK) != SOFTRC_OPCODE_RC)
+		return NULL;
+	info = &softrc_opcode_table[opcode];
+	return info->name ? info : NULL;
+}
+
+const char *softrc_opcode_name(u8 opcode);
+
+#endif /* SOFTRC_OPCODE_H */

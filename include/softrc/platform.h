@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * softrc platform shim: the only header that branches on __KERNEL__.
+ *
+ * Context: none (types and pure helpers). Everything in core/ and in
+ * include/softrc/ includes this instead of kernel or libc headers, so
+ * the same sources build into softrc.ko and into host test programs.
+ */
+#ifndef SOFTRC_PLATFORM_H
+#define SOFTRC_PLATFORM_H
+
+#ifdef __KERNEL__
+
+#include <linux/types.h>
+#include <linux/string.h>
+#include <linux/stddef.h>
+#include <asm/byteorder.h>
+
+#else /* host build */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <endian.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+typedef int64_t s64;
+
+/* sparse bitwise types collapse to plain integers on the host */
+typedef uint16_t __be16;
+typedef uint32_t __be32;
+typedef uint64_t __be64;
+
+#define cpu_to_be16(x) htobe16(x)
+#define cpu_to_be32(x) htobe32(x)
+#define cpu_to_be64(x) htobe64(x)
+#define be16_to_cpu(x) be16toh(x)
+#define be32_to_cpu(x) be32toh(x)
+#define be64_to_cpu(x) be64toh(x)
+
+#ifndef __packed
+#define __packed __attribute__((packed))
+#endif
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#ifndef likely
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef BIT
+#define BIT(n) (1u << (n))
+#endif
+
+#endif /* __KERNEL__ */
+
+#endif /* SOFTRC_PLATFORM_H */

@@ -1,0 +1,69 @@
+# shellcheck shell=bash
+# tools/vm/lib.sh - shared definitions for the softrc QEMU VM harness.
+# Sourced by setup.sh, run.sh and run-pair.sh; not executable on its own.
+
+# Directory holding these scripts and the repo root, found from our own path
+# so the harness works from any cwd and in any clone location.
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO_ROOT=$(cd "$VM_DIR/../.." && pwd -P)
+export VM_DIR REPO_ROOT
+
+# Guest kernel: Debian's packaged kernel, fetched as a .deb, never installed.
+KVER=${SOFTRC_VM_KVER:-6.1.0-57-amd64}
+KPKG=linux-image-$KVER
+
+# Cache layout: ${SOFTRC_CACHE:-$HOME/.cache/softrc}/vm/
+#   *.deb          the downloaded kernel package
+#   root/          dpkg-deb -x of it (+ depmod output)
+#   initramfs.cpio the base initramfs (busybox + boot modules + init)
+#   stamp          hash of the inputs the above were built from
+CACHE_ROOT=${SOFTRC_CACHE:-${HOME:-/root}/.cache/softrc}
+VM_CACHE=$CACHE_ROOT/vm
+KROOT=$VM_CACHE/root
+KIMAGE=$KROOT/boot/vmlinuz-$KVER
+KMODDIR=$KROOT/lib/modules/$KVER
+BASE_INITRD=$VM_CACHE/initramfs.cpio
+STAMP=$VM_CACHE/stamp
+
+# Host packages the harness needs (checked with dpkg -s, installed if missing).
+VM_HOST_PKGS=(qemu-system-x86 busybox-static kmod cpio zstd xz-utils
+	rdma-core ibverbs-utils perftest iproute2)
+
+# Kernel log patterns that fail a run even when the command passed.
+BAD_KLOG_RE='WARNING:|BUG:|Oops|refcount_t:|list_add corruption|list_del corruption|general protection|UBSAN|KASAN|kmemleak'
+
+# Boot modules baked into the initramfs, loaded in dependency order by init.
+# NIC modules (virtio_net) are only loaded when the VM has a NIC.
+VM_BOOT_MODS=(virtio_pci 9pnet_virtio 9p overlay virtio-rng)
+VM_NIC_MODS=(virtio_net)
+
+vm_log() { printf 'softrc-vm: %s\n' "$*" >&2; }
+vm_die() { printf 'softrc-vm: ERROR: %s\n' "$*" >&2; exit 125; }
+
+# Hash of everything the cache is built from.  Any edit to the guest-side
+# scripts or the builder, or a different kernel, invalidates the cache.
+vm_inputs_hash() {
+	{
+		printf 'kver=%s\n' "$KVER"
+		cat "$VM_DIR/lib.sh" "$VM_DIR/setup.sh" "$VM_DIR/init" "$VM_DIR/stage2"
+	} | sha256sum | cut -d' ' -f1
+}
+
+# True when the cache exists and was built from the current inputs.
+vm_cache_fresh() {
+	[[ -f $STAMP && -f $KIMAGE && -f $BASE_INITRD && -f $KMODDIR/modules.dep ]] || return 1
+	[[ $(head -n1 "$STAMP") == "inputs=$(vm_inputs_hash)" ]]
+}
+
+# Make sure the cache is usable, (re)building it with setup.sh if needed.
+vm_ensure_cache() {
+	vm_cache_fresh && return 0
+	"$VM_DIR/setup.sh" || vm_die "setup.sh failed"
+	vm_cache_fresh || vm_die "cache still stale after setup.sh"
+}
+
+# Single-quote a string for POSIX sh.
+vm_shquote() {
+	local s=$1
+	printf "'%s'" "${s//\'/\'\\\'\'}"
+}
