@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * softrc: a software RoCEv2 Reliable Connection transport.
+ *
+ * The central header of the kernel module: the device object, its
+ * limits, and the functions one file offers the others. The protocol
+ * engine lives in core/ and knows nothing of these types.
+ */
+#ifndef SOFTRC_H
+#define SOFTRC_H
+
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_verbs.h>
+
+#undef pr_fmt
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+/* Limits reported by query_device; the verbs layer enforces them. */
+enum softrc_limits {
+	SOFTRC_MAX_QP		= 0x10000,
+	SOFTRC_MAX_QP_WR	= 0x4000,
+	SOFTRC_MAX_SGE		= 32,
+	SOFTRC_MAX_CQ		= 0x4000,
+	SOFTRC_MAX_CQE		= 0x8000 - 1,
+	SOFTRC_MAX_MR		= 0x40000,
+	SOFTRC_MAX_PD		= 0x10000,
+	SOFTRC_MAX_AH		= 0x10000,
+	SOFTRC_MAX_SRQ		= 0x4000,
+	SOFTRC_MAX_SRQ_WR	= 0x4000,
+	SOFTRC_MAX_RD_ATOMIC	= 128,
+	SOFTRC_MAX_INLINE	= 256,
+	SOFTRC_GID_TABLE_LEN	= 1024,
+	SOFTRC_PKEY_TABLE_LEN	= 1,
+	SOFTRC_LOCAL_ACK_DELAY	= 15,
+	SOFTRC_VENDOR_ID	= 0xffffff,	/* no OUI: a software device */
+};
+
+#define SOFTRC_MAX_MSG_SIZE	(1ull << 31)
+
+/*
+ * Bytes a RoCEv2 packet adds around an IB-MTU payload in the worst case:
+ * IPv6 (40) + UDP (8) + BTH (12) + RETH (16) + ImmDt (4) + ICRC (4).
+ */
+#define SOFTRC_ROCE_OVERHEAD	84
+
+/**
+ * struct softrc_dev - one softrc RDMA device, bound to one netdev
+ * @ib_dev:	the RDMA core's device; first member (ib_alloc_device)
+ * @ndev:	the netdev; the RDMA core holds a reference on it
+ *		(ib_device_set_netdev) from registration until unregistration
+ *		has fenced off every verb, so verbs may dereference it
+ * @list:	entry in the module's device list (softrc_dev_list_lock)
+ * @port_state:	last state reported to the RDMA core (softrc_dev_list_lock)
+ * @num_pd:	PDs allocated, bounded by SOFTRC_MAX_PD
+ */
+struct softrc_dev {
+	struct ib_device ib_dev;
+	struct net_device *ndev;
+	struct list_head list;
+	enum ib_port_state port_state;
+	atomic_t num_pd;
+};
+
+static inline struct softrc_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct softrc_dev, ib_dev);
+}
+
+/* A protection domain. Nothing but the count yet; MRs and QPs point here. */
+struct softrc_pd {
+	struct ib_pd ibpd;
+};
+
+struct softrc_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+/* device.c: creation, lookup and teardown of devices */
+int softrc_dev_add(const char *ibdev_name, struct net_device *ndev);
+void softrc_dev_remove_all(void);
+void softrc_dev_dealloc(struct ib_device *ibdev);
+int softrc_dev_init(void);
+void softrc_dev_exit(void);
+enum ib_mtu softrc_mtu_from_netdev(unsigned int mtu);
+enum ib_port_state softrc_port_state(struct net_device *ndev);
+
+/* verbs.c: the ib_device_ops */
+void softrc_set_device_ops(struct ib_device *ibdev);
+
+#endif /* SOFTRC_H */

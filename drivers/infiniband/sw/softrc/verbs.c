@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Control verbs: device and port queries, user contexts and protection
+ * domains, and the ib_device_ops table.
+ *
+ * Context: process context, called by the RDMA core (uverbs commands,
+ * kernel ULPs, device registration). May sleep. Touches only the device
+ * and the objects the core hands in.
+ */
+#include <linux/ethtool.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+#include <rdma/rdma_user_rxe.h>
+
+#include "softrc.h"
+
+/* rdma-core's librxe accepts exactly this uverbs ABI (kernel rxe's value). */
+#define SOFTRC_UVERBS_ABI_VERSION 2
+
+static int softrc_query_device(struct ib_device *ibdev,
+			       struct ib_device_attr *attr,
+			       struct ib_udata *udata)
+{
+	struct softrc_dev *sdev = to_sdev(ibdev);
+
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = 0;
+	attr->sys_image_guid = sdev->ib_dev.node_guid;
+	attr->max_mr_size = U64_MAX;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = SOFTRC_VENDOR_ID;
+	attr->max_qp = SOFTRC_MAX_QP;
+	attr->max_qp_wr = SOFTRC_MAX_QP_WR;
+	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_CURR_QP_STATE_MOD |
+				 IB_DEVICE_SRQ_RESIZE;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->max_send_sge = SOFTRC_MAX_SGE;
+	attr->max_recv_sge = SOFTRC_MAX_SGE;
+	attr->max_sge_rd = SOFTRC_MAX_SGE;
+	attr->max_cq = SOFTRC_MAX_CQ;
+	attr->max_cqe = SOFTRC_MAX_CQE;
+	attr->max_mr = SOFTRC_MAX_MR;
+	attr->max_pd = SOFTRC_MAX_PD;
+	attr->max_qp_rd_atom = SOFTRC_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SOFTRC_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = SOFTRC_MAX_RD_ATOMIC * SOFTRC_MAX_QP;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_ah = SOFTRC_MAX_AH;
+	attr->max_srq = SOFTRC_MAX_SRQ;
+	attr->max_srq_wr = SOFTRC_MAX_SRQ_WR;
+	attr->max_srq_sge = SOFTRC_MAX_SGE;
+	attr->max_pkeys = SOFTRC_PKEY_TABLE_LEN;
+	attr->local_ca_ack_delay = SOFTRC_LOCAL_ACK_DELAY;
+	return 0;
+}
+
+static int softrc_query_port(struct ib_device *ibdev, u32 port_num,
+			     struct ib_port_attr *attr)
+{
+	struct net_device *ndev = to_sdev(ibdev)->ndev;
+	int err;
+
+	/* the core zeroes *attr */
+	attr->state = softrc_port_state(ndev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = softrc_mtu_from_netdev(ndev->mtu);
+
+	attr->gid_tbl_len = SOFTRC_GID_TABLE_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = SOFTRC_MAX_MSG_SIZE;
+	attr->pkey_tbl_len = SOFTRC_PKEY_TABLE_LEN;
+	attr->max_vl_num = 1;
+
+	err = ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+			       &attr->active_width);
+	/* no ethtool speed (veth, tun) is not an error: report the default */
+	return err == -EINVAL ? 0 : err;
+}
+
+static int softrc_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				     struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = SOFTRC_PKEY_TABLE_LEN;
+	immutable->gid_tbl_len = SOFTRC_GID_TABLE_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer softrc_get_link_layer(struct ib_device *ibdev,
+						  u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int softrc_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+			     u16 *pkey)
+{
+	if (index >= SOFTRC_PKEY_TABLE_LEN)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int softrc_alloc_ucontext(struct ib_ucontext *ibuc,
+				 struct ib_udata *udata)
+{
+	/* the rxe ABI passes no driver data with GET_CONTEXT */
+	return 0;
+}
+
+static void softrc_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int softrc_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct softrc_dev *sdev = to_sdev(ibpd->device);
+
+	if (atomic_inc_return(&sdev->num_pd) > SOFTRC_MAX_PD) {
+		atomic_dec(&sdev->num_pd);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static int softrc_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	atomic_dec(&to_sdev(ibpd->device)->num_pd);
+	return 0;
+}
+
+static int softrc_enable_driver(struct ib_device *ibdev)
+{
+	ibdev_info(ibdev, "added on %s\n", netdev_name(to_sdev(ibdev)->ndev));
+	return 0;
+}
+
+static const struct ib_device_ops softrc_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_RXE,
+	.uverbs_abi_ver = SOFTRC_UVERBS_ABI_VERSION,
+
+	.alloc_pd = softrc_alloc_pd,
+	.alloc_ucontext = softrc_alloc_ucontext,
+	.dealloc_driver = softrc_dev_dealloc,
+	.dealloc_pd = softrc_dealloc_pd,
+	.dealloc_ucontext = softrc_dealloc_ucontext,
+	.enable_driver = softrc_enable_driver,
+	.get_link_layer = softrc_get_link_layer,
+	.get_port_immutable = softrc_get_port_immutable,
+	.query_device = softrc_query_device,
+	.query_pkey = softrc_query_pkey,
+	.query_port = softrc_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, softrc_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, softrc_ucontext, ibuc),
+};
+
+void softrc_set_device_ops(struct ib_device *ibdev)
+{
+	ib_set_device_ops(ibdev, &softrc_dev_ops);
+}
