@@ -65,11 +65,16 @@ check-vm: modules
 	@tools/testing/vm-ktap $(RESULTS)/vm.log $(RESULTS)/vm.status \
 		> $(RESULTS)/vm.ktap
 
+# X-macro tables (one list expanded into enum, names and descriptors)
+# are macros checkpatch cannot parse: in those files alone it may not
+# demand parentheses around a list or flag a constant argument used twice.
+XMACRO_FILES	= $(shell git grep -l 'SOFTRC_XMACRO_TABLE' -- $(MODDIR) include)
+CHECKPATCH	= $$ksrc/scripts/checkpatch.pl --strict --no-tree --terse \
+		  --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 style:
 	@ksrc=$$(tools/setup/kernel-src.sh) && \
-	$$ksrc/scripts/checkpatch.pl --strict --no-tree --terse \
-		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,CONST_STRUCT \
-		-f $(SRC_FILES)
+	$(CHECKPATCH) -f $(filter-out $(XMACRO_FILES),$(SRC_FILES)) && \
+	$(CHECKPATCH) --ignore COMPLEX_MACRO,MACRO_ARG_REUSE -f $(XMACRO_FILES)
 
 sparse: $(KDIR)/Makefile
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 CF="-D__CHECK_ENDIAN__" W=1 modules 2>&1 | \

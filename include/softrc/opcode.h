@@ -6,6 +6,8 @@
  * the name table and the descriptor table (core/opcode.c), so names,
  * codes and header layouts can never drift apart.
  *
+ * SOFTRC_XMACRO_TABLE (see `make style`)
+ *
  * X(name, code, flags): flags combine one position (FIRST/MIDDLE/LAST,
  * ONLY = FIRST | LAST), one kind (REQ/RESP/ACK), one class
  * (SEND/WRITE/READ/ATOMIC) for requests, meaning bits and the extension
@@ -27,30 +29,30 @@ enum softrc_hdr {
 	SOFTRC_HDR_NR
 };
 
-#define SOFTRC_H_RETH	(1u << SOFTRC_HDR_RETH)
-#define SOFTRC_H_ATMETH	(1u << SOFTRC_HDR_ATMETH)
-#define SOFTRC_H_AETH	(1u << SOFTRC_HDR_AETH)
-#define SOFTRC_H_ATMACK	(1u << SOFTRC_HDR_ATMACK)
-#define SOFTRC_H_IMMDT	(1u << SOFTRC_HDR_IMMDT)
-#define SOFTRC_H_IETH	(1u << SOFTRC_HDR_IETH)
-#define SOFTRC_H_MASK	((1u << SOFTRC_HDR_NR) - 1)
+#define SOFTRC_H_RETH	BIT(SOFTRC_HDR_RETH)
+#define SOFTRC_H_ATMETH	BIT(SOFTRC_HDR_ATMETH)
+#define SOFTRC_H_AETH	BIT(SOFTRC_HDR_AETH)
+#define SOFTRC_H_ATMACK	BIT(SOFTRC_HDR_ATMACK)
+#define SOFTRC_H_IMMDT	BIT(SOFTRC_HDR_IMMDT)
+#define SOFTRC_H_IETH	BIT(SOFTRC_HDR_IETH)
+#define SOFTRC_H_MASK	(BIT(SOFTRC_HDR_NR) - 1)
 
 /* Meaning bits, above the header bits. */
-#define SOFTRC_OPF_FIRST	(1u << 8)	/* first packet of a message */
-#define SOFTRC_OPF_MIDDLE	(1u << 9)
-#define SOFTRC_OPF_LAST		(1u << 10)	/* closes a message */
+#define SOFTRC_OPF_FIRST	BIT(8)	/* first packet of a message */
+#define SOFTRC_OPF_MIDDLE	BIT(9)
+#define SOFTRC_OPF_LAST		BIT(10)	/* closes a message */
 #define SOFTRC_OPF_ONLY		(SOFTRC_OPF_FIRST | SOFTRC_OPF_LAST)
-#define SOFTRC_OPF_REQ		(1u << 11)	/* requester -> responder */
-#define SOFTRC_OPF_RESP		(1u << 12)	/* READ response, atomic ACK */
-#define SOFTRC_OPF_ACK		(1u << 13)	/* ACK/NAK */
-#define SOFTRC_OPF_SEND		(1u << 14)
-#define SOFTRC_OPF_WRITE	(1u << 15)
-#define SOFTRC_OPF_READ		(1u << 16)
-#define SOFTRC_OPF_ATOMIC	(1u << 17)
-#define SOFTRC_OPF_PAYLOAD	(1u << 18)	/* may carry payload */
-#define SOFTRC_OPF_RECV		(1u << 19)	/* message consumes a receive WQE */
-#define SOFTRC_OPF_ACKREQ_OK	(1u << 20)	/* the AckReq bit may be set */
-#define SOFTRC_OPF_INV		(1u << 21)	/* invalidates the IETH R_Key */
+#define SOFTRC_OPF_REQ		BIT(11)	/* requester -> responder */
+#define SOFTRC_OPF_RESP		BIT(12)	/* READ response, atomic ACK */
+#define SOFTRC_OPF_ACK		BIT(13)	/* ACK/NAK */
+#define SOFTRC_OPF_SEND		BIT(14)
+#define SOFTRC_OPF_WRITE	BIT(15)
+#define SOFTRC_OPF_READ		BIT(16)
+#define SOFTRC_OPF_ATOMIC	BIT(17)
+#define SOFTRC_OPF_PAYLOAD	BIT(18)	/* may carry payload */
+#define SOFTRC_OPF_RECV		BIT(19)	/* message consumes a receive WQE */
+#define SOFTRC_OPF_ACKREQ_OK	BIT(20)	/* the AckReq bit may be set */
+#define SOFTRC_OPF_INV		BIT(21)	/* invalidates the IETH R_Key */
 
 #define SOFTRC_OPF_POS_MASK \
 	(SOFTRC_OPF_FIRST | SOFTRC_OPF_MIDDLE | SOFTRC_OPF_LAST)

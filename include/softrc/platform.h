@@ -11,6 +11,7 @@
 
 #ifdef __KERNEL__
 
+#include <linux/bits.h>
 #include <linux/types.h>
 #include <linux/string.h>
 #include <linux/stddef.h>
@@ -24,17 +25,17 @@
 #include <string.h>
 #include <endian.h>
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int32_t s32;
-typedef int64_t s64;
+typedef __UINT8_TYPE__ u8;
+typedef __UINT16_TYPE__ u16;
+typedef __UINT32_TYPE__ u32;
+typedef __UINT64_TYPE__ u64;
+typedef __INT32_TYPE__ s32;
+typedef __INT64_TYPE__ s64;
 
 /* sparse bitwise types collapse to plain integers on the host */
-typedef uint16_t __be16;
-typedef uint32_t __be32;
-typedef uint64_t __be64;
+typedef u16 __be16;
+typedef u32 __be32;
+typedef u64 __be64;
 
 #define cpu_to_be16(x) htobe16(x)
 #define cpu_to_be32(x) htobe32(x)
@@ -43,11 +44,9 @@ typedef uint64_t __be64;
 #define be32_to_cpu(x) be32toh(x)
 #define be64_to_cpu(x) be64toh(x)
 
+#define SOFTRC__GCC_ATTR(a) __attribute__((a))
 #ifndef __packed
-#define __packed __attribute__((packed))
-#endif
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
+#define __packed SOFTRC__GCC_ATTR(__packed__)
 #endif
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)

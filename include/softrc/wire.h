@@ -280,6 +280,7 @@ softrc_pkt_##type(const struct softrc_opcode_info *op, void *bth)	\
 {									\
 	return (struct softrc_##type *)((u8 *)bth + op->off[hdr]);	\
 }
+
 SOFTRC__EXT_VIEW(reth, SOFTRC_HDR_RETH)
 SOFTRC__EXT_VIEW(atmeth, SOFTRC_HDR_ATMETH)
 SOFTRC__EXT_VIEW(aeth, SOFTRC_HDR_AETH)

@@ -81,7 +81,7 @@ static void softrc_port_event(struct softrc_dev *sdev, enum ib_port_state state)
 static const char *softrc_netdev_unsuitable(struct net_device *ndev)
 {
 	if (ndev->type != ARPHRD_ETHER)
-		return "not an Ethernet device (RoCEv2 needs Ethernet framing and a MAC for the GUID)";
+		return "not Ethernet (RoCEv2 needs Ethernet framing and a MAC for the GUID)";
 	if (is_vlan_dev(ndev))
 		return "a VLAN device: create softrc on the real device, VLAN GIDs are added to it";
 	return NULL;

@@ -36,7 +36,7 @@ enum softrc_limits {
 	SOFTRC_VENDOR_ID	= 0xffffff,	/* no OUI: a software device */
 };
 
-#define SOFTRC_MAX_MSG_SIZE	(1ull << 31)
+#define SOFTRC_MAX_MSG_SIZE	BIT_ULL(31)
 
 /*
  * Bytes a RoCEv2 packet adds around an IB-MTU payload in the worst case:

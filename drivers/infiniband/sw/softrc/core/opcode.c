@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The RC opcode descriptor table, generated from SOFTRC_RC_OPCODES.
+ * SOFTRC_XMACRO_TABLE (see `make style`)
  *
  * Context: constant data, safe from any context.
  */
