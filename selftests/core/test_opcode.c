@@ -38,14 +38,16 @@ static const struct ibta_op ibta[] = {
 	OP(0x08, "RDMA_WRITE_LAST", 12, POS_L, 0, 1),
 	OP(0x09, "RDMA_WRITE_LAST_WITH_IMMEDIATE", 16, POS_L, 1, 1, .immdt = 12),
 	OP(0x0a, "RDMA_WRITE_ONLY", 28, POS_O, 0, 1, .reth = 12),
-	OP(0x0b, "RDMA_WRITE_ONLY_WITH_IMMEDIATE", 32, POS_O, 1, 1, .reth = 12, .immdt = 28),
+	OP(0x0b, "RDMA_WRITE_ONLY_WITH_IMMEDIATE", 32, POS_O, 1, 1, .reth = 12,
+	   .immdt = 28),
 	OP(0x0c, "RDMA_READ_REQUEST", 28, POS_O, 0, 0, .reth = 12),
 	OP(0x0d, "RDMA_READ_RESPONSE_FIRST", 16, POS_F, 0, 1, .aeth = 12),
 	OP(0x0e, "RDMA_READ_RESPONSE_MIDDLE", 12, POS_M, 0, 1),
 	OP(0x0f, "RDMA_READ_RESPONSE_LAST", 16, POS_L, 0, 1, .aeth = 12),
 	OP(0x10, "RDMA_READ_RESPONSE_ONLY", 16, POS_O, 0, 1, .aeth = 12),
 	OP(0x11, "ACKNOWLEDGE", 16, POS_O, 0, 0, .aeth = 12),
-	OP(0x12, "ATOMIC_ACKNOWLEDGE", 24, POS_O, 0, 0, .aeth = 12, .atmack = 16),
+	OP(0x12, "ATOMIC_ACKNOWLEDGE", 24, POS_O, 0, 0, .aeth = 12,
+	   .atmack = 16),
 	OP(0x13, "COMPARE_SWAP", 40, POS_O, 0, 0, .atmeth = 12),
 	OP(0x14, "FETCH_ADD", 40, POS_O, 0, 0, .atmeth = 12),
 	OP(0x16, "SEND_LAST_WITH_INVALIDATE", 16, POS_L, 1, 1, .ieth = 12),
@@ -105,9 +107,8 @@ static void check_hdr(struct __test_metadata *_metadata,
 	bool present = op->flags & (1u << h);
 
 	EXPECT_EQ(want_off != 0, present) TH_LOG("%s hdr %d", op->name, h);
-	if (want_off) {
+	if (want_off)
 		EXPECT_EQ(want_off, op->off[h]) TH_LOG("%s hdr %d", op->name, h);
-	}
 }
 
 TEST(opcode_header_offsets)
@@ -207,14 +208,11 @@ TEST(opcode_kind_and_class)
 		kind = op->flags & (SOFTRC_OPF_REQ | SOFTRC_OPF_RESP | SOFTRC_OPF_ACK);
 		cls = op->flags & SOFTRC_OPF_CLASS_MASK;
 		EXPECT_TRUE(kind && !(kind & (kind - 1))) TH_LOG("%s", op->name);
-		if (kind == SOFTRC_OPF_REQ) {
+		if (kind == SOFTRC_OPF_REQ)
 			EXPECT_TRUE(cls && !(cls & (cls - 1)));
-		}
-		if (code >= 0x0d && code <= 0x12) {
-			EXPECT_NE(SOFTRC_OPF_REQ, kind) TH_LOG("%s", op->name);
-		} else {
-			EXPECT_EQ(SOFTRC_OPF_REQ, kind) TH_LOG("%s", op->name);
-		}
+		/* 0x0d..0x12 are responses and ACKs, the rest requests */
+		EXPECT_EQ(code < 0x0d || code > 0x12, kind == SOFTRC_OPF_REQ)
+			TH_LOG("%s", op->name);
 		/* only requests may ask for an ACK; invalidate only on SEND */
 		EXPECT_EQ(kind == SOFTRC_OPF_REQ,
 			  !!(op->flags & SOFTRC_OPF_ACKREQ_OK));
@@ -223,13 +221,17 @@ TEST(opcode_kind_and_class)
 	}
 }
 
-#define CHECK_ENUM(nm, c, f)						\
-	do {								\
-		EXPECT_EQ(c, SOFTRC_OP_##nm);				\
-		EXPECT_STREQ(#nm, softrc_opcode_name(c));		\
-		EXPECT_EQ((u32)(f), softrc_opcode_table[c].flags);	\
-		EXPECT_EQ(SOFTRC_HDR_LEN(f), softrc_opcode_table[c].hdr_len); \
-	} while (0);
+static void check_enum(struct __test_metadata *_metadata, int code,
+		       int enum_val, const char *name, u32 flags, u32 hdr_len)
+{
+	EXPECT_EQ(code, enum_val);
+	EXPECT_STREQ(name, softrc_opcode_name(code));
+	EXPECT_EQ(flags, softrc_opcode_table[code].flags);
+	EXPECT_EQ(hdr_len, softrc_opcode_table[code].hdr_len);
+}
+
+#define CHECK_ENUM(nm, c, f) \
+	check_enum(_metadata, c, SOFTRC_OP_##nm, #nm, f, SOFTRC_HDR_LEN(f));
 
 TEST(opcode_enum_name_table_agree)
 {

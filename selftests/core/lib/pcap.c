@@ -35,11 +35,13 @@ static u16 be16(const u8 *p)
 static int pcap_read_file(struct softrc_pcap *pc, const char *path)
 {
 	FILE *f = fopen(path, "rb");
-	long n;
+	long n = -1;
 
 	if (!f)
 		return -1;
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
+	if (!fseek(f, 0, SEEK_END))
+		n = ftell(f);
+	if (n < 0 || fseek(f, 0, SEEK_SET))
 		goto fail;
 	pc->data = malloc(n ? n : 1);
 	if (!pc->data || fread(pc->data, 1, n, f) != (size_t)n)

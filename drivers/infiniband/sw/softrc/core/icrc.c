@@ -497,6 +497,8 @@ u32 softrc_icrc_calc(const void *l3, bool ipv6, u32 len)
 
 bool softrc_icrc_check(const void *l3, bool ipv6, u32 len)
 {
+	if (len < softrc_icrc_hdr_len(l3, ipv6))
+		return false;
 	return softrc_icrc_calc(l3, ipv6, len) ==
 	       softrc_icrc_get((const u8 *)l3 + len);
 }

@@ -14,13 +14,14 @@
  */
 #include "parse.h"
 
-#define SOFTRC__PARSE_NAME(name, text) [SOFTRC_PARSE_##name] = #name,
+/* in enum order, so no designators are needed */
+#define SOFTRC__PARSE_NAME(name, text) #name,
 static const char *const softrc_parse_names[SOFTRC_PARSE_NR] = {
 	SOFTRC_PARSE_STATUSES(SOFTRC__PARSE_NAME)
 };
 #undef SOFTRC__PARSE_NAME
 
-#define SOFTRC__PARSE_DESC(name, text) [SOFTRC_PARSE_##name] = text,
+#define SOFTRC__PARSE_DESC(name, text) text,
 static const char *const softrc_parse_descs[SOFTRC_PARSE_NR] = {
 	SOFTRC_PARSE_STATUSES(SOFTRC__PARSE_DESC)
 };
