@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # variables are used by the sourcing scripts
 # tools/vm/lib.sh - shared definitions for the softrc QEMU VM harness.
 # Sourced by setup.sh, run.sh and run-pair.sh; not executable on its own.
 

@@ -116,6 +116,7 @@ if [[ -z $accel ]]; then
 		accel=kvm
 	fi
 fi
+# shellcheck disable=SC2054 # commas belong to QEMU option values
 case $accel in
 kvm) accel_args=(-accel kvm -cpu host) ;;
 tcg) accel_args=(-accel tcg,thread=multi -cpu max) ;;
@@ -125,6 +126,7 @@ esac
 # --- Phase 3: per-run initramfs (config + command) ----------------------------------
 rundir=$(mktemp -d "${TMPDIR:-/tmp}/softrc-vm.XXXXXX")
 tpid=
+# shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
 	if [[ -n $tpid ]] && kill -0 "$tpid" 2>/dev/null; then
 		kill "$tpid" 2>/dev/null || true
@@ -164,15 +166,20 @@ mkdir -p "$rundir/cpio/softrc"
 cat "$BASE_INITRD" "$rundir/run.cpio" >"$rundir/initrd"
 
 # --- Phase 4: QEMU command line -----------------------------------------------------
+# Kernel command line: serial console; loglevel=5 hides the boot chatter but
+# prints warnings (WARN splats) and worse; panic=-1 + -no-reboot turn a
+# panic into QEMU exiting; cryptomgr.notests skips ~0.5 s of crypto
+# self-tests under TCG.
 # Prefer the uncompressed vmlinux (PVH entry); setup.sh writes an empty file
 # when extraction was impossible, then the bzImage is used.
 kernel=$KVMLINUX
 [[ -s $kernel ]] || kernel=$KIMAGE
+# shellcheck disable=SC2054 # commas belong to QEMU option values
 qemu=(qemu-system-x86_64 -name "softrc-vm${name:+-$name}"
 	-M q35 "${accel_args[@]}" -m "$mem" -smp "$smp"
 	-nodefaults -display none -serial stdio -monitor none -no-reboot
 	-kernel "$kernel" -initrd "$rundir/initrd"
-	-append "console=ttyS0 panic=-1 loglevel=5 rdinit=/init $append"
+	-append "console=ttyS0 loglevel=5 panic=-1 rdinit=/init cryptomgr.notests=1 $append"
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-device virtio-rng-pci)
 if [[ -n $netdev ]]; then
