@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * QP life cycle and the entry points of the RC engine: init, post,
+ * packet dispatch, timers, the ERROR transition and its flush.
+ *
+ * Context: called with the QP lock held by the glue; softirq or process
+ * context; never sleeps. Touches the struct softrc_core_qp and the rings
+ * the caller provided; everything else goes through qp->ops.
+ */
+#include "qp.h"
+
+#define SOFTRC__CNT_NAME(n) #n,
+const char *const softrc_core_counter_names[] = {
+	SOFTRC_CORE_COUNTERS(SOFTRC__CNT_NAME)
+};
+#undef SOFTRC__CNT_NAME
+
+const char *const softrc_qp_state_names[SOFTRC_QPS_NR] = {
+	[SOFTRC_QPS_RTS] = "RTS",
+	[SOFTRC_QPS_ERROR] = "ERROR",
+};
+
+static bool softrc_pow2(u32 n)
+{
+	return n && !(n & (n - 1));
+}
+
+static bool softrc_pmtu_ok(u32 pmtu)
+{
+	return pmtu >= 256 && pmtu <= 4096 && softrc_pow2(pmtu);
+}
+
+int softrc_core_qp_init(struct softrc_core_qp *qp,
+			const struct softrc_core_ops *ops, void *ctx,
+			const struct softrc_core_attr *attr,
+			const struct softrc_core_storage *st)
+{
+	if (!softrc_pmtu_ok(attr->pmtu) || !softrc_pow2(st->sq_depth) ||
+	    !softrc_pow2(st->rq_depth) || attr->retry_cnt > 7 ||
+	    attr->rnr_retry > 7 || attr->min_rnr_timer > 31 ||
+	    attr->timeout > 31)
+		return SOFTRC_E_INVAL;
+
+	memset(qp, 0, sizeof(*qp));
+	qp->ops = ops;
+	qp->ctx = ctx;
+	qp->attr = *attr;
+	if (!qp->attr.ackreq_every)
+		qp->attr.ackreq_every = 16;
+	if (!qp->attr.max_unacked || qp->attr.max_unacked > SOFTRC_PSN_WINDOW / 2)
+		qp->attr.max_unacked = 128;
+	qp->st = *st;
+	memset(st->sq, 0, sizeof(*st->sq) * st->sq_depth);
+	memset(st->rq, 0, sizeof(*st->rq) * st->rq_depth);
+	if (st->nres)
+		memset(st->res, 0, sizeof(*st->res) * st->nres);
+
+	qp->state = SOFTRC_QPS_RTS;
+	qp->req.state = SOFTRC_REQ_READY;
+	qp->req.psn_next = attr->sq_psn & SOFTRC_PSN_MASK;
+	qp->req.una = qp->req.psn_next;
+	qp->req.cur_psn = qp->req.psn_next;
+	qp->req.next_ssn = 1;
+	qp->req.retry_left = attr->retry_cnt;
+	qp->req.rnr_left = attr->rnr_retry;
+	qp->resp.state = SOFTRC_RESP_IDLE;
+	qp->resp.epsn = attr->rq_psn & SOFTRC_PSN_MASK;
+	return 0;
+}
+
+static int softrc_check_wr(const struct softrc_core_qp *qp,
+			   const struct softrc_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case SOFTRC_WR_RDMA_WRITE:
+	case SOFTRC_WR_RDMA_WRITE_WITH_IMM:
+	case SOFTRC_WR_SEND:
+	case SOFTRC_WR_SEND_WITH_IMM:
+	case SOFTRC_WR_SEND_WITH_INV:
+		break;
+	case SOFTRC_WR_RDMA_READ:
+		if (!qp->attr.max_rd_atomic)
+			return SOFTRC_E_INVAL;
+		break;
+	case SOFTRC_WR_ATOMIC_CMP_AND_SWP:
+	case SOFTRC_WR_ATOMIC_FETCH_AND_ADD:
+		if (!qp->attr.max_rd_atomic || wr->length != 8)
+			return SOFTRC_E_INVAL;
+		break;
+	default:
+		return SOFTRC_E_INVAL;
+	}
+	/* keep every message's PSN count far inside the window */
+	if (wr->length > (1u << 31))
+		return SOFTRC_E_INVAL;
+	return 0;
+}
+
+int softrc_core_post_send(struct softrc_core_qp *qp,
+			  const struct softrc_send_wr *wr)
+{
+	struct softrc_send_wqe *w;
+	int err;
+
+	if (qp->state == SOFTRC_QPS_ERROR)
+		return SOFTRC_E_STATE;
+	err = softrc_check_wr(qp, wr);
+	if (err)
+		return err;
+	if (qp->req.tail - qp->req.head >= qp->st.sq_depth)
+		return SOFTRC_E_FULL;
+
+	w = softrc_sq_wqe(qp, qp->req.tail);
+	memset(w, 0, sizeof(*w));
+	w->wr = *wr;
+	w->ssn = qp->req.next_ssn;
+	w->npkts = softrc_wqe_npkts(wr, qp->attr.pmtu);
+	w->state = SOFTRC_WQE_POSTED;
+	qp->req.next_ssn = softrc_psn_add(qp->req.next_ssn, 1);
+	return softrc_sq_slot(qp, qp->req.tail++);
+}
+
+int softrc_core_post_recv(struct softrc_core_qp *qp, u64 wr_id, u32 length)
+{
+	struct softrc_recv_wqe *r;
+	u32 idx = qp->resp.rq_tail;
+
+	if (qp->state == SOFTRC_QPS_ERROR)
+		return SOFTRC_E_STATE;
+	if (idx - qp->resp.rq_head >= qp->st.rq_depth)
+		return SOFTRC_E_FULL;
+	r = &qp->st.rq[idx & (qp->st.rq_depth - 1)];
+	r->wr_id = wr_id;
+	r->length = length;
+	qp->resp.rq_tail++;
+	return idx & (qp->st.rq_depth - 1);
+}
+
+void softrc_core_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
+		    void *rx, u64 now)
+{
+	qp->cnt.rx_pkts++;
+	if (qp->state == SOFTRC_QPS_ERROR) {
+		qp->cnt.drop_state++;
+		return;
+	}
+	if (softrc_pkt_has(pkt, SOFTRC_OPF_REQ))
+		softrc_resp_rx(qp, pkt, rx);
+	else
+		softrc_comp_rx(qp, pkt, rx, now);
+}
+
+void softrc_core_rx_flush(struct softrc_core_qp *qp)
+{
+	if (qp->state != SOFTRC_QPS_ERROR)
+		softrc_resp_flush(qp);
+}
+
+void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
+			 u64 deadline)
+{
+	if (qp->req.deadline[id] == deadline)
+		return;
+	qp->req.deadline[id] = deadline;
+	qp->ops->timer(qp->ctx, id, deadline);
+}
+
+static void softrc_retry_fired(struct softrc_core_qp *qp, u64 now);
+static void softrc_rnr_fired(struct softrc_core_qp *qp, u64 now);
+
+void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
+		       u64 now)
+{
+	u64 deadline = qp->req.deadline[id];
+
+	if (qp->state == SOFTRC_QPS_ERROR || !deadline)
+		return;
+	if (now < deadline) {
+		/* fired early (coarse glue timer): ask again */
+		qp->ops->timer(qp->ctx, id, deadline);
+		return;
+	}
+	qp->req.deadline[id] = 0;
+	if (id == SOFTRC_TIMER_RETRY)
+		softrc_retry_fired(qp, now);
+	else
+		softrc_rnr_fired(qp, now);
+}
+
+/* Local ACK timeout: go back to the oldest unacknowledged PSN [002]. */
+static void softrc_retry_fired(struct softrc_core_qp *qp, u64 now)
+{
+	struct softrc_req *req = &qp->req;
+
+	if (req->una == req->psn_next || req->state != SOFTRC_REQ_READY)
+		return;
+	qp->cnt.timeouts++;
+	if (!req->retry_left) {
+		softrc_comp_fail_at(qp, req->una, SOFTRC_WC_RETRY_EXC_ERR);
+		return;
+	}
+	req->retry_left--;
+	req->gbn_active = false;
+	softrc_req_go_back(qp, req->una);
+	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
+			    now + softrc_ack_timeout_ns(qp->attr.timeout));
+}
+
+/* RNR back-off over: resend from the RNR NAK's PSN. */
+static void softrc_rnr_fired(struct softrc_core_qp *qp, u64 now)
+{
+	struct softrc_req *req = &qp->req;
+	u32 psn = req->rnr_psn;
+
+	if (req->state != SOFTRC_REQ_RNR_WAIT)
+		return;
+	req->state = SOFTRC_REQ_READY;
+	if (softrc_psn_lt(psn, req->una))
+		psn = req->una;
+	softrc_req_go_back(qp, psn);
+	if (req->una != req->psn_next && qp->attr.timeout)
+		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
+				    now + softrc_ack_timeout_ns(qp->attr.timeout));
+}
+
+static void softrc_flush_sq(struct softrc_core_qp *qp)
+{
+	struct softrc_cqe cqe;
+
+	while (qp->req.head != qp->req.tail) {
+		struct softrc_send_wqe *w = softrc_sq_wqe(qp, qp->req.head);
+
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.wr_id = w->wr.wr_id;
+		cqe.status = SOFTRC_WC_WR_FLUSH_ERR;
+		cqe.opcode = softrc_wc_opcode_of(w->wr.opcode);
+		cqe.slot = softrc_sq_slot(qp, qp->req.head);
+		qp->req.head++;
+		qp->ops->complete(qp->ctx, &cqe);
+	}
+	qp->req.cur = qp->req.head;
+}
+
+static void softrc_flush_rq(struct softrc_core_qp *qp)
+{
+	struct softrc_cqe cqe;
+
+	while (qp->resp.rq_head != qp->resp.rq_tail) {
+		u32 slot = qp->resp.rq_head & (qp->st.rq_depth - 1);
+
+		memset(&cqe, 0, sizeof(cqe));
+		cqe.wr_id = qp->st.rq[slot].wr_id;
+		cqe.status = SOFTRC_WC_WR_FLUSH_ERR;
+		cqe.opcode = SOFTRC_WC_RECV;
+		cqe.flags = SOFTRC_CQE_RECV;
+		cqe.slot = slot;
+		qp->resp.rq_head++;
+		qp->ops->complete(qp->ctx, &cqe);
+	}
+}
+
+void softrc_qp_enter_error(struct softrc_core_qp *qp)
+{
+	if (qp->state == SOFTRC_QPS_ERROR)
+		return;
+	qp->state = SOFTRC_QPS_ERROR;
+	qp->req.state = SOFTRC_REQ_ERROR;
+	qp->resp.state = SOFTRC_RESP_ERROR;
+	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
+	softrc_qp_timer_set(qp, SOFTRC_TIMER_RNR, 0);
+	softrc_flush_sq(qp);
+	softrc_flush_rq(qp);
+	qp->ops->qp_error(qp->ctx);
+}
+
+void softrc_core_set_error(struct softrc_core_qp *qp)
+{
+	softrc_qp_enter_error(qp);
+}
+
+/* Nothing left to do: every WQE completed and no timer armed. */
+bool softrc_core_idle(const struct softrc_core_qp *qp)
+{
+	return qp->req.head == qp->req.tail &&
+	       !qp->req.deadline[SOFTRC_TIMER_RETRY] &&
+	       !qp->req.deadline[SOFTRC_TIMER_RNR];
+}

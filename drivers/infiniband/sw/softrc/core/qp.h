@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The RC protocol engine: per-QP state and the calls that drive it.
+ *
+ * Context: every entry point is called with the QP lock held by the glue,
+ * in softirq or process context; the engine never sleeps, allocates,
+ * locks, reads the clock or sees an sk_buff. Time is passed in as "now"
+ * (ns, any monotonic origin). The engine touches only the struct
+ * softrc_core_qp and the rings whose storage the caller hands to
+ * softrc_core_qp_init(); everything else (packets out, payload bytes,
+ * memory keys, completions, timers) goes through struct softrc_core_ops.
+ *
+ * Driving the engine:
+ *   softrc_core_qp_init()        once, with attributes and ring storage
+ *   softrc_core_post_send()      queue a send WR (returns its ring slot,
+ *                                so the glue can keep its SGEs alongside)
+ *   softrc_core_post_recv()      queue a receive WQE
+ *   softrc_core_tx()             let the requester transmit (new packets
+ *                                and retransmissions), up to a budget
+ *   softrc_core_rx()             one parsed packet arrived (requests go to
+ *                                the responder, responses/ACKs to the
+ *                                completer)
+ *   softrc_core_rx_flush()       end of an RX burst: send the coalesced ACK
+ *   softrc_core_timer()          a timer armed through ops->timer expired
+ *   softrc_core_set_error()      the glue moves the QP to ERROR
+ *
+ * Stages: req.c (requester: segmentation, retransmission), resp.c
+ * (responder), comp.c (ACK/response processing and completion).
+ */
+#ifndef SOFTRC_CORE_QP_H
+#define SOFTRC_CORE_QP_H
+
+#include "pkt.h"
+#include "psn.h"
+
+/* Work request opcodes; the values are those of enum ib_wr_opcode. */
+enum softrc_wr_opcode {
+	SOFTRC_WR_RDMA_WRITE		= 0,
+	SOFTRC_WR_RDMA_WRITE_WITH_IMM	= 1,
+	SOFTRC_WR_SEND			= 2,
+	SOFTRC_WR_SEND_WITH_IMM		= 3,
+	SOFTRC_WR_RDMA_READ		= 4,
+	SOFTRC_WR_ATOMIC_CMP_AND_SWP	= 5,
+	SOFTRC_WR_ATOMIC_FETCH_AND_ADD	= 6,
+	SOFTRC_WR_SEND_WITH_INV		= 9,
+	SOFTRC_WR_NR
+};
+
+/* Completion status; the values are those of enum ib_wc_status. */
+enum softrc_wc_status {
+	SOFTRC_WC_SUCCESS		= 0,
+	SOFTRC_WC_LOC_LEN_ERR		= 1,
+	SOFTRC_WC_LOC_QP_OP_ERR		= 2,
+	SOFTRC_WC_LOC_PROT_ERR		= 4,
+	SOFTRC_WC_WR_FLUSH_ERR		= 5,
+	SOFTRC_WC_BAD_RESP_ERR		= 7,
+	SOFTRC_WC_LOC_ACCESS_ERR	= 8,
+	SOFTRC_WC_REM_INV_REQ_ERR	= 9,
+	SOFTRC_WC_REM_ACCESS_ERR	= 10,
+	SOFTRC_WC_REM_OP_ERR		= 11,
+	SOFTRC_WC_RETRY_EXC_ERR		= 12,
+	SOFTRC_WC_RNR_RETRY_EXC_ERR	= 13,
+};
+
+/* Completion opcodes; the values are those of enum ib_wc_opcode. */
+enum softrc_wc_opcode {
+	SOFTRC_WC_SEND			= 0,
+	SOFTRC_WC_RDMA_WRITE		= 1,
+	SOFTRC_WC_RDMA_READ		= 2,
+	SOFTRC_WC_COMP_SWAP		= 3,
+	SOFTRC_WC_FETCH_ADD		= 4,
+	SOFTRC_WC_RECV			= 128,
+	SOFTRC_WC_RECV_RDMA_WITH_IMM	= 129,
+};
+
+/* send_flags, as in ib_send_flags */
+#define SOFTRC_SEND_FENCE	BIT(0)
+#define SOFTRC_SEND_SIGNALED	BIT(1)
+#define SOFTRC_SEND_SOLICITED	BIT(2)
+
+/* Error returns of the post calls (the glue maps them to errno). */
+enum softrc_core_err {
+	SOFTRC_E_FULL	= -1,	/* ring full */
+	SOFTRC_E_INVAL	= -2,	/* bad opcode or length */
+	SOFTRC_E_STATE	= -3,	/* QP in ERROR: nothing queued */
+};
+
+/* Memory access rights asked of ops->mr_check (as IB_ACCESS_REMOTE_*). */
+#define SOFTRC_ACCESS_REMOTE_WRITE	BIT(1)
+#define SOFTRC_ACCESS_REMOTE_READ	BIT(2)
+#define SOFTRC_ACCESS_REMOTE_ATOMIC	BIT(3)
+
+/**
+ * struct softrc_send_wr - what the glue posts (the SGEs stay in the glue,
+ * indexed by the ring slot softrc_core_post_send() returns)
+ * @wr_id:	returned in the completion
+ * @remote_addr: RDMA/atomic target VA
+ * @compare_add: CMP_SWAP compare value or FETCH_ADD add value
+ * @swap:	CMP_SWAP swap value
+ * @length:	total bytes of the local SGEs (8 for atomics)
+ * @rkey:	RDMA/atomic target R_Key
+ * @inv_rkey:	SEND_WITH_INV: R_Key the responder invalidates
+ * @imm:	immediate data, network order
+ * @opcode:	enum softrc_wr_opcode
+ * @send_flags:	SOFTRC_SEND_*
+ */
+struct softrc_send_wr {
+	u64 wr_id;
+	u64 remote_addr;
+	u64 compare_add;
+	u64 swap;
+	u32 length;
+	u32 rkey;
+	u32 inv_rkey;
+	__be32 imm;
+	u8 opcode;
+	u8 send_flags;
+};
+
+enum softrc_wqe_state {
+	SOFTRC_WQE_POSTED,	/* no packet sent yet, no PSN assigned */
+	SOFTRC_WQE_ACTIVE,	/* PSNs assigned, not yet acknowledged */
+	SOFTRC_WQE_DONE,	/* acknowledged or response complete */
+};
+
+/**
+ * struct softrc_send_wqe - one send queue slot (storage from the caller)
+ * @wr:		the posted work request
+ * @ssn:	send sequence number (seed 000: 1:1 with the responder's MSN)
+ * @first_psn:	PSN of the first packet (valid once ACTIVE)
+ * @npkts:	PSNs the message uses (READ: one per response packet)
+ * @resp_pkts:	READ/ATOMIC: response packets received so far
+ * @state:	enum softrc_wqe_state
+ */
+struct softrc_send_wqe {
+	struct softrc_send_wr wr;
+	u32 ssn;
+	u32 first_psn;
+	u32 npkts;
+	u32 resp_pkts;
+	u8 state;
+};
+
+/**
+ * struct softrc_recv_wqe - one receive queue slot
+ * @wr_id:	returned in the completion
+ * @length:	total bytes of the glue's SGEs for this slot
+ */
+struct softrc_recv_wqe {
+	u64 wr_id;
+	u32 length;
+};
+
+enum softrc_res_type {
+	SOFTRC_RES_FREE,
+	SOFTRC_RES_READ,
+	SOFTRC_RES_ATOMIC,
+};
+
+/**
+ * struct softrc_rd_res - a responder resource for a READ or ATOMIC:
+ * what is needed to answer a duplicate (seed 004 §5.x)
+ * @type:	enum softrc_res_type
+ * @psn:	request PSN
+ * @npkts:	response PSNs (1 for an atomic)
+ * @va:		READ: target VA
+ * @rkey:	READ: R_Key
+ * @len:	READ: DMA length
+ * @orig:	ATOMIC: original value returned
+ */
+struct softrc_rd_res {
+	u8 type;
+	u32 psn;
+	u32 npkts;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u64 orig;
+};
+
+/* Where a payload lives or goes (the engine never touches bytes). */
+enum softrc_buf_kind {
+	SOFTRC_BUF_NONE,
+	SOFTRC_BUF_SEND_WQE,	/* the SGEs of send slot @slot, at @addr */
+	SOFTRC_BUF_RECV_WQE,	/* the SGEs of receive slot @slot, at @addr */
+	SOFTRC_BUF_MR,		/* remote-accessible memory @rkey, VA @addr */
+};
+
+/**
+ * struct softrc_buf - a payload reference
+ * @kind:	enum softrc_buf_kind
+ * @slot:	ring slot for SEND_WQE / RECV_WQE
+ * @rkey:	for MR
+ * @addr:	byte offset into the WQE's SGE list, or VA for MR
+ * @len:	bytes
+ */
+struct softrc_buf {
+	u8 kind;
+	u32 slot;
+	u32 rkey;
+	u64 addr;
+	u32 len;
+};
+
+#define SOFTRC_CQE_RECV		BIT(0)	/* receive queue completion */
+#define SOFTRC_CQE_WITH_IMM	BIT(1)
+#define SOFTRC_CQE_WITH_INV	BIT(2)
+
+/**
+ * struct softrc_cqe - one completion handed to ops->complete
+ * @wr_id:	of the WR
+ * @status:	enum softrc_wc_status
+ * @opcode:	enum softrc_wc_opcode
+ * @flags:	SOFTRC_CQE_*
+ * @slot:	ring slot (send or receive) now free
+ * @byte_len:	bytes transferred (received for RECV)
+ * @imm:	immediate data, network order
+ * @inv_rkey:	invalidated R_Key (SEND_WITH_INV)
+ */
+struct softrc_cqe {
+	u64 wr_id;
+	u8 status;
+	u8 opcode;
+	u8 flags;
+	u32 slot;
+	u32 byte_len;
+	__be32 imm;
+	u32 inv_rkey;
+};
+
+enum softrc_timer_id {
+	SOFTRC_TIMER_RETRY,	/* local ACK timeout */
+	SOFTRC_TIMER_RNR,	/* RNR NAK back-off */
+	SOFTRC_TIMER_NR
+};
+
+/**
+ * struct softrc_core_ops - what the engine asks of the glue
+ * @xmit:	send one packet: @pkt holds every header field (the glue
+ *		serialises it with softrc_build_hdrs()), @payload says where
+ *		its pkt->payload_len bytes come from (kind NONE if none).
+ * @mr_check:	may @len bytes at (@rkey, @va) be accessed with @access
+ *		(SOFTRC_ACCESS_*)? 0 = yes, else a remote access error.
+ * @place:	copy @dst->len bytes of the received packet @rx, starting at
+ *		byte @pkt_off from its BTH, to @dst.
+ * @atomic:	perform the 8-byte atomic at (@rkey, @va) (already checked);
+ *		return the original value.
+ * @atomic_result: store an ATOMIC's original value into send slot @slot.
+ * @invalidate:	invalidate @rkey (SEND_WITH_INV); 0 = done.
+ * @complete:	one completion.
+ * @timer:	arm timer @id for @deadline ns, or disarm it if @deadline is 0.
+ * @qp_error:	the QP has entered ERROR (all WQEs already flushed).
+ */
+struct softrc_core_ops {
+	void (*xmit)(void *ctx, const struct softrc_pkt *pkt,
+		     const struct softrc_buf *payload);
+	int (*mr_check)(void *ctx, u32 rkey, u64 va, u32 len, u32 access);
+	void (*place)(void *ctx, const struct softrc_buf *dst, void *rx,
+		      u32 pkt_off);
+	u64 (*atomic)(void *ctx, u32 rkey, u64 va, bool cmp_swap, u64 swap_add,
+		      u64 compare);
+	void (*atomic_result)(void *ctx, u32 slot, u64 orig);
+	int (*invalidate)(void *ctx, u32 rkey);
+	void (*complete)(void *ctx, const struct softrc_cqe *cqe);
+	void (*timer)(void *ctx, enum softrc_timer_id id, u64 deadline);
+	void (*qp_error)(void *ctx);
+};
+
+/**
+ * struct softrc_core_attr - QP attributes the engine needs
+ * @pmtu:	path MTU in bytes (256, 512, 1024, 2048 or 4096)
+ * @sq_psn:	first PSN this side sends
+ * @rq_psn:	first PSN this side expects
+ * @dqpn:	destination QP number
+ * @pkey:	P_Key put in every BTH
+ * @timeout:	local ACK timeout code: 4.096 us * 2^timeout, 0 = infinite
+ * @retry_cnt:	retries on timeout / sequence error (0..7)
+ * @rnr_retry:	retries on RNR NAK (0..7, 7 = infinite)
+ * @min_rnr_timer: RNR timer code this responder puts in its RNR NAKs
+ * @max_rd_atomic: READ/ATOMIC this requester may have outstanding
+ * @ackreq_every: set AckReq at least every this many packets (0 = 16)
+ * @max_unacked: send no packet this many PSNs past the oldest
+ *		unacknowledged one (0 = 128); bounds go-back-N resends
+ * @no_credits:	responder reports "no credit information" (31) like rxe
+ *		instead of its free receive WQEs
+ */
+struct softrc_core_attr {
+	u32 pmtu;
+	u32 sq_psn;
+	u32 rq_psn;
+	u32 dqpn;
+	u16 pkey;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	u8 max_rd_atomic;
+	u8 ackreq_every;
+	u32 max_unacked;
+	bool no_credits;
+};
+
+/**
+ * struct softrc_core_storage - ring storage the caller provides
+ * @sq:		send ring, @sq_depth entries (power of two)
+ * @rq:		receive ring, @rq_depth entries (power of two)
+ * @res:	responder resources, @nres = max_dest_rd_atomic entries
+ */
+struct softrc_core_storage {
+	struct softrc_send_wqe *sq;
+	u32 sq_depth;
+	struct softrc_recv_wqe *rq;
+	u32 rq_depth;
+	struct softrc_rd_res *res;
+	u32 nres;
+};
+
+/* Counters, exported by the glue through rdma statistics. */
+#define SOFTRC_CORE_COUNTERS(X)						\
+	X(tx_pkts)		/* every packet transmitted */		\
+	X(rx_pkts)		/* every packet handed to rx */		\
+	X(retransmits)		/* request packets sent again */	\
+	X(timeouts)		/* local ACK timeouts */		\
+	X(retry_exceeded)	/* RETRY_EXC_ERR completions */		\
+	X(rnr_retry_exceeded)	/* RNR_RETRY_EXC_ERR completions */	\
+	X(implied_naks)		/* ACK/response past a lost READ/ATOMIC reply */ \
+	X(acks_sent)							\
+	X(acks_rcvd)							\
+	X(seq_naks_sent)						\
+	X(seq_naks_rcvd)						\
+	X(rnr_naks_sent)						\
+	X(rnr_naks_rcvd)						\
+	X(inv_req_naks_sent)						\
+	X(inv_req_naks_rcvd)						\
+	X(rem_access_naks_sent)						\
+	X(rem_access_naks_rcvd)						\
+	X(rem_op_naks_sent)						\
+	X(rem_op_naks_rcvd)						\
+	X(dup_requests)		/* duplicate requests answered */	\
+	X(dup_reads)		/* ... of which READs replayed */	\
+	X(dup_atomics)		/* ... of which ATOMICs replayed */	\
+	X(drop_too_old)		/* duplicate READ/ATOMIC without resource */ \
+	X(drop_out_of_seq)	/* future PSN after the one NAK */	\
+	X(drop_dup_resp)	/* stale response at the requester */	\
+	X(drop_bad_resp)	/* response matching nothing outstanding */ \
+	X(drop_state)		/* packet for a QP in ERROR */		\
+	X(credit_stalls)	/* a receive-consuming WQE waited for credit */ \
+	X(credit_probes)	/* limited-WQE single-packet probes */
+
+#define SOFTRC__CNT_FIELD(n) u64 n;
+struct softrc_core_counters {
+	SOFTRC_CORE_COUNTERS(SOFTRC__CNT_FIELD)
+};
+#undef SOFTRC__CNT_FIELD
+
+extern const char *const softrc_core_counter_names[];
+#define SOFTRC__CNT_ONE(n) + 1
+#define SOFTRC_CORE_NR_COUNTERS (0 SOFTRC_CORE_COUNTERS(SOFTRC__CNT_ONE))
+
+enum softrc_qp_state {
+	SOFTRC_QPS_RTS,		/* sending and receiving */
+	SOFTRC_QPS_ERROR,	/* everything flushed, packets dropped */
+	SOFTRC_QPS_NR
+};
+
+/* Requester state machine (req.c). */
+enum softrc_req_state {
+	SOFTRC_REQ_READY,	/* may transmit */
+	SOFTRC_REQ_RNR_WAIT,	/* RNR NAK received: wait for the RNR timer */
+	SOFTRC_REQ_ERROR,
+	SOFTRC_REQ_NR
+};
+
+/* Responder state machine (resp.c): which message is open. */
+enum softrc_resp_state {
+	SOFTRC_RESP_IDLE,	/* next request must be FIRST or ONLY */
+	SOFTRC_RESP_IN_SEND,	/* SEND open: MIDDLE or LAST expected */
+	SOFTRC_RESP_IN_WRITE,	/* WRITE open: MIDDLE or LAST expected */
+	SOFTRC_RESP_ERROR,
+	SOFTRC_RESP_NR
+};
+
+extern const char *const softrc_qp_state_names[SOFTRC_QPS_NR];
+extern const char *const softrc_req_state_names[SOFTRC_REQ_NR];
+extern const char *const softrc_resp_state_names[SOFTRC_RESP_NR];
+
+/**
+ * struct softrc_req - requester and completer state
+ * @state:	enum softrc_req_state
+ * @head:	oldest WQE not yet completed (free-running index)
+ * @tail:	next WQE to post
+ * @cur:	WQE the next packet comes from
+ * @cur_off:	byte offset of that packet in it
+ * @cur_psn:	PSN of that packet
+ * @psn_next:	next never-used PSN
+ * @una:	oldest PSN not known to have been received
+ * @next_ssn:	SSN of the next posted WQE
+ * @msn:	highest MSN seen in an AETH
+ * @lsn:	limit sequence number (MSN + credits) when @credits_valid
+ * @credits_valid: the peer reported credits (not 31)
+ * @wait_idle:	credit probe sent: send nothing until it is acknowledged
+ * @rd_out:	READ/ATOMIC WQEs started and not yet answered
+ * @since_ackreq: packets sent since the last AckReq
+ * @retry_left:	retries left before RETRY_EXC_ERR
+ * @rnr_left:	RNR retries left (ignored when rnr_retry is 7)
+ * @rnr_psn:	PSN to resume from when the RNR timer expires
+ * @gbn_psn:	PSN of the last go-back-N not yet followed by progress
+ * @gbn_active:	@gbn_psn is valid
+ * @deadline:	armed deadline of each timer, 0 = disarmed
+ */
+struct softrc_req {
+	u8 state;
+	u32 head;
+	u32 tail;
+	u32 cur;
+	u32 cur_off;
+	u32 cur_psn;
+	u32 psn_next;
+	u32 una;
+	u32 next_ssn;
+	u32 msn;
+	u32 lsn;
+	bool credits_valid;
+	bool wait_idle;
+	u32 rd_out;
+	u32 since_ackreq;
+	u8 retry_left;
+	u8 rnr_left;
+	u32 rnr_psn;
+	u32 gbn_psn;
+	bool gbn_active;
+	u64 deadline[SOFTRC_TIMER_NR];
+};
+
+/**
+ * struct softrc_resp - responder state
+ * @state:	enum softrc_resp_state
+ * @epsn:	next expected request PSN
+ * @msn:	messages completed (C9-147/148), sent in every AETH
+ * @nak_sent:	a sequence-error (or RNR) NAK was sent for @epsn
+ * @ack_pending: an AckReq'd or duplicate request awaits the flush
+ * @rq_head:	oldest receive WQE
+ * @rq_tail:	next receive WQE to post
+ * @res_next:	next responder resource to (re)use
+ * @va:		open WRITE: where the next byte goes
+ * @rkey:	open WRITE: its R_Key
+ * @remaining:	open WRITE: bytes still expected
+ * @offset:	open SEND: bytes placed in the receive WQE so far
+ */
+struct softrc_resp {
+	u8 state;
+	u32 epsn;
+	u32 msn;
+	bool nak_sent;
+	bool ack_pending;
+	u32 rq_head;
+	u32 rq_tail;
+	u32 res_next;
+	u64 va;
+	u32 rkey;
+	u32 remaining;
+	u32 offset;
+};
+
+/**
+ * struct softrc_core_qp - the engine's view of one RC QP (embedded in
+ * the glue's QP object)
+ */
+struct softrc_core_qp {
+	const struct softrc_core_ops *ops;
+	void *ctx;
+	struct softrc_core_attr attr;
+	struct softrc_core_storage st;
+	u8 state;
+	struct softrc_req req;
+	struct softrc_resp resp;
+	struct softrc_core_counters cnt;
+};
+
+/* qp.c */
+int softrc_core_qp_init(struct softrc_core_qp *qp,
+			const struct softrc_core_ops *ops, void *ctx,
+			const struct softrc_core_attr *attr,
+			const struct softrc_core_storage *st);
+int softrc_core_post_send(struct softrc_core_qp *qp,
+			  const struct softrc_send_wr *wr);
+int softrc_core_post_recv(struct softrc_core_qp *qp, u64 wr_id, u32 length);
+void softrc_core_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
+		    void *rx, u64 now);
+void softrc_core_rx_flush(struct softrc_core_qp *qp);
+void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
+		       u64 now);
+void softrc_core_set_error(struct softrc_core_qp *qp);
+bool softrc_core_idle(const struct softrc_core_qp *qp);
+
+/* req.c */
+u32 softrc_core_tx(struct softrc_core_qp *qp, u64 now, u32 budget);
+u64 softrc_ack_timeout_ns(u8 timeout);
+u64 softrc_rnr_timer_ns(u8 code);
+u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu);
+
+/* resp.c */
+void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
+		    void *rx);
+void softrc_resp_flush(struct softrc_core_qp *qp);
+u8 softrc_credit_code(u32 wqes);
+u32 softrc_credit_value(u8 code);
+
+/* comp.c */
+void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
+		    void *rx, u64 now);
+
+/* internal, shared by the stage files */
+void softrc_qp_enter_error(struct softrc_core_qp *qp);
+void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
+			 u64 deadline);
+void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn);
+void softrc_req_progress(struct softrc_core_qp *qp, u64 now);
+void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now);
+void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status);
+u8 softrc_wc_opcode_of(u8 wr_opcode);
+
+static inline struct softrc_send_wqe *softrc_sq_wqe(struct softrc_core_qp *qp,
+						    u32 idx)
+{
+	return &qp->st.sq[idx & (qp->st.sq_depth - 1)];
+}
+
+static inline u32 softrc_sq_slot(const struct softrc_core_qp *qp, u32 idx)
+{
+	return idx & (qp->st.sq_depth - 1);
+}
+
+static inline bool softrc_wr_is_rd_atomic(u8 opcode)
+{
+	return opcode == SOFTRC_WR_RDMA_READ ||
+	       opcode == SOFTRC_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == SOFTRC_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool softrc_wr_is_atomic(u8 opcode)
+{
+	return opcode == SOFTRC_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == SOFTRC_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool softrc_wr_consumes_recv(u8 opcode)
+{
+	return opcode == SOFTRC_WR_SEND || opcode == SOFTRC_WR_SEND_WITH_IMM ||
+	       opcode == SOFTRC_WR_SEND_WITH_INV ||
+	       opcode == SOFTRC_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static inline u32 softrc_wqe_last_psn(const struct softrc_send_wqe *w)
+{
+	return softrc_psn_add(w->first_psn, w->npkts - 1);
+}
+
+#endif /* SOFTRC_CORE_QP_H */

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Requester: segmentation of send WQEs into packets at the path MTU,
+ * PSN assignment, go-back-N retransmission and the retry/RNR timers.
+ *
+ * Context: called with the QP lock held by the glue; softirq or process
+ * context; never sleeps. Touches qp->req and the send ring; packets leave
+ * through ops->xmit with a payload reference into the WQE's SGEs (the
+ * engine never copies payload).
+ *
+ * Replay state is the WQE ring itself: every unacknowledged packet can be
+ * rebuilt from (WQE, PSN) because a message's packets are fixed by its
+ * first PSN and the path MTU (seed 002: "rebuilt from the Replay Buffer").
+ */
+#include "qp.h"
+
+const char *const softrc_req_state_names[SOFTRC_REQ_NR] = {
+	[SOFTRC_REQ_READY] = "READY",
+	[SOFTRC_REQ_RNR_WAIT] = "RNR_WAIT",
+	[SOFTRC_REQ_ERROR] = "ERROR",
+};
+
+/* IBTA §9.7.6.1.3: local ACK timeout = 4.096 us * 2^timeout; 0 = none. */
+u64 softrc_ack_timeout_ns(u8 timeout)
+{
+	if (!timeout)
+		return 0;
+	return 4096ull << (timeout & 31);
+}
+
+/* IBTA table 45 (RNR NAK timer field), in units of 10 us; 0 = 655.36 ms. */
+static const u32 softrc_rnr_10us[32] = {
+	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+	12288, 16384, 24576, 32768, 49152,
+};
+
+u64 softrc_rnr_timer_ns(u8 code)
+{
+	return (u64)softrc_rnr_10us[code & 31] * 10000;
+}
+
+/* PSNs a message uses: READ reserves one per response packet [004 5.4]. */
+u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu)
+{
+	if (softrc_wr_is_atomic(wr->opcode) || !wr->length)
+		return 1;
+	return (wr->length + pmtu - 1) / pmtu;
+}
+
+static u64 softrc_req_timeout(struct softrc_core_qp *qp, u64 now)
+{
+	u64 t = softrc_ack_timeout_ns(qp->attr.timeout);
+
+	return t ? now + t : 0;
+}
+
+/* Rewind the send cursor to @psn (go-back-N, [002]). */
+void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn)
+{
+	struct softrc_req *req = &qp->req;
+	u32 i;
+
+	for (i = req->head; i != req->tail; i++) {
+		struct softrc_send_wqe *w = softrc_sq_wqe(qp, i);
+
+		if (w->state == SOFTRC_WQE_POSTED)
+			break;
+		if (w->state == SOFTRC_WQE_DONE ||
+		    !softrc_psn_in(psn, w->first_psn, w->npkts))
+			continue;
+		req->cur = i;
+		req->cur_psn = psn;
+		req->cur_off = softrc_wr_is_atomic(w->wr.opcode) ? 0 :
+			(u32)softrc_psn_diff(psn, w->first_psn) * qp->attr.pmtu;
+		return;
+	}
+	req->cur = i;
+	req->cur_off = 0;
+	req->cur_psn = req->psn_next;
+}
+
+/* The oldest unacknowledged PSN moved: reset retries, restart the timer. */
+void softrc_req_progress(struct softrc_core_qp *qp, u64 now)
+{
+	struct softrc_req *req = &qp->req;
+
+	req->retry_left = qp->attr.retry_cnt;
+	req->rnr_left = qp->attr.rnr_retry;
+	req->gbn_active = false;
+	if (softrc_psn_lt(req->cur_psn, req->una))
+		softrc_req_go_back(qp, req->una);
+	if (req->una == req->psn_next)
+		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
+	else if (req->state == SOFTRC_REQ_READY)
+		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
+				    softrc_req_timeout(qp, now));
+}
+
+/*
+ * Sequence-error NAK or implied NAK: go back to @psn, spending one retry
+ * like a timeout does ([002] step 7). A second trigger for the same PSN
+ * before any progress is the same loss seen again and is ignored.
+ */
+void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now)
+{
+	struct softrc_req *req = &qp->req;
+
+	if (req->gbn_active && req->gbn_psn == psn)
+		return;
+	if (!req->retry_left) {
+		softrc_comp_fail_at(qp, psn, SOFTRC_WC_RETRY_EXC_ERR);
+		return;
+	}
+	req->retry_left--;
+	req->gbn_active = true;
+	req->gbn_psn = psn;
+	softrc_req_go_back(qp, psn);
+	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, softrc_req_timeout(qp, now));
+}
+
+/* Credit check for a receive-consuming message [004 5.y]. */
+static bool softrc_req_has_credit(const struct softrc_core_qp *qp,
+				  const struct softrc_send_wqe *w)
+{
+	const struct softrc_req *req = &qp->req;
+
+	if (!softrc_wr_consumes_recv(w->wr.opcode) || !req->credits_valid)
+		return true;
+	return softrc_psn_le(w->ssn, req->lsn);
+}
+
+/*
+ * May the POSTED WQE @w start? Fence waits for every earlier READ/ATOMIC,
+ * max_rd_atomic bounds outstanding READ/ATOMIC, credits bound
+ * receive-consuming messages. Returns 1 = go, 2 = go as a credit probe,
+ * 0 = wait.
+ */
+static int softrc_req_may_start(struct softrc_core_qp *qp,
+				const struct softrc_send_wqe *w)
+{
+	struct softrc_req *req = &qp->req;
+
+	if ((w->wr.send_flags & SOFTRC_SEND_FENCE) && req->rd_out)
+		return 0;
+	if (softrc_wr_is_rd_atomic(w->wr.opcode) &&
+	    req->rd_out >= qp->attr.max_rd_atomic)
+		return 0;
+	if (softrc_req_has_credit(qp, w))
+		return 1;
+	qp->cnt.credit_stalls++;
+	if (req->una != req->psn_next)
+		return 0;
+	/* nothing in flight: one packet with AckReq draws an ACK (credits) */
+	qp->cnt.credit_probes++;
+	return 2;
+}
+
+static u8 softrc_send_opcode(const struct softrc_send_wr *wr, bool first,
+			     bool last)
+{
+	bool imm = wr->opcode == SOFTRC_WR_SEND_WITH_IMM;
+	bool inv = wr->opcode == SOFTRC_WR_SEND_WITH_INV;
+
+	if (first && last)
+		return imm ? SOFTRC_OP_SEND_ONLY_WITH_IMMEDIATE :
+		       inv ? SOFTRC_OP_SEND_ONLY_WITH_INVALIDATE :
+			     SOFTRC_OP_SEND_ONLY;
+	if (first)
+		return SOFTRC_OP_SEND_FIRST;
+	if (!last)
+		return SOFTRC_OP_SEND_MIDDLE;
+	return imm ? SOFTRC_OP_SEND_LAST_WITH_IMMEDIATE :
+	       inv ? SOFTRC_OP_SEND_LAST_WITH_INVALIDATE : SOFTRC_OP_SEND_LAST;
+}
+
+static u8 softrc_write_opcode(const struct softrc_send_wr *wr, bool first,
+			      bool last)
+{
+	bool imm = wr->opcode == SOFTRC_WR_RDMA_WRITE_WITH_IMM;
+
+	if (first && last)
+		return imm ? SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+			     SOFTRC_OP_RDMA_WRITE_ONLY;
+	if (first)
+		return SOFTRC_OP_RDMA_WRITE_FIRST;
+	if (!last)
+		return SOFTRC_OP_RDMA_WRITE_MIDDLE;
+	return imm ? SOFTRC_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE :
+		     SOFTRC_OP_RDMA_WRITE_LAST;
+}
+
+static void softrc_req_pkt_init(struct softrc_core_qp *qp,
+				struct softrc_pkt *pkt, u8 opcode)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->opcode = opcode;
+	pkt->op = softrc_opcode_get(opcode);
+	pkt->pkey = qp->attr.pkey;
+	pkt->dqpn = qp->attr.dqpn;
+	pkt->psn = qp->req.cur_psn;
+}
+
+/* One SEND/WRITE packet: RETH on FIRST/ONLY only [003, 004 Q2]. */
+static u32 softrc_req_build_data(struct softrc_core_qp *qp,
+				 struct softrc_send_wqe *w,
+				 struct softrc_pkt *pkt, struct softrc_buf *pl)
+{
+	struct softrc_req *req = &qp->req;
+	const struct softrc_send_wr *wr = &w->wr;
+	u32 left = wr->length - req->cur_off;
+	u32 plen = left < qp->attr.pmtu ? left : qp->attr.pmtu;
+	bool first = !req->cur_off, last = plen == left;
+	bool write = wr->opcode == SOFTRC_WR_RDMA_WRITE ||
+		     wr->opcode == SOFTRC_WR_RDMA_WRITE_WITH_IMM;
+
+	softrc_req_pkt_init(qp, pkt, write ? softrc_write_opcode(wr, first, last) :
+				     softrc_send_opcode(wr, first, last));
+	if (softrc_pkt_has(pkt, SOFTRC_H_RETH)) {
+		pkt->va = wr->remote_addr;
+		pkt->rkey = wr->rkey;
+		pkt->dma_len = wr->length;
+	}
+	pkt->imm = wr->imm;
+	pkt->inv_rkey = wr->inv_rkey;
+	pkt->se = last && (wr->send_flags & SOFTRC_SEND_SOLICITED);
+	pkt->ackreq = last;
+	pkt->payload_len = plen;
+	pl->kind = plen ? SOFTRC_BUF_SEND_WQE : SOFTRC_BUF_NONE;
+	pl->slot = softrc_sq_slot(qp, req->cur);
+	pl->addr = req->cur_off;
+	pl->len = plen;
+
+	req->cur_off += plen;
+	return 1;
+}
+
+/* READ request, possibly resuming from the middle of its response. */
+static u32 softrc_req_build_read(struct softrc_core_qp *qp,
+				 struct softrc_send_wqe *w,
+				 struct softrc_pkt *pkt)
+{
+	struct softrc_req *req = &qp->req;
+	u32 k = (u32)softrc_psn_diff(req->cur_psn, w->first_psn);
+
+	softrc_req_pkt_init(qp, pkt, SOFTRC_OP_RDMA_READ_REQUEST);
+	pkt->va = w->wr.remote_addr + req->cur_off;
+	pkt->rkey = w->wr.rkey;
+	pkt->dma_len = w->wr.length - req->cur_off;
+	pkt->ackreq = true;
+	return w->npkts - k;
+}
+
+static u32 softrc_req_build_atomic(struct softrc_core_qp *qp,
+				   struct softrc_send_wqe *w,
+				   struct softrc_pkt *pkt)
+{
+	bool cas = w->wr.opcode == SOFTRC_WR_ATOMIC_CMP_AND_SWP;
+
+	softrc_req_pkt_init(qp, pkt, cas ? SOFTRC_OP_COMPARE_SWAP :
+					   SOFTRC_OP_FETCH_ADD);
+	pkt->va = w->wr.remote_addr;
+	pkt->rkey = w->wr.rkey;
+	pkt->dma_len = 8;
+	pkt->swap_add = cas ? w->wr.swap : w->wr.compare_add;
+	pkt->compare = cas ? w->wr.compare_add : 0;
+	pkt->ackreq = true;
+	return 1;
+}
+
+/* Start the POSTED WQE at the cursor: assign its first PSN. */
+static void softrc_req_start(struct softrc_core_qp *qp,
+			     struct softrc_send_wqe *w)
+{
+	struct softrc_req *req = &qp->req;
+
+	w->state = SOFTRC_WQE_ACTIVE;
+	w->first_psn = req->psn_next;
+	w->resp_pkts = 0;
+	req->cur_psn = req->psn_next;
+	req->cur_off = 0;
+	if (softrc_wr_is_rd_atomic(w->wr.opcode))
+		req->rd_out++;
+}
+
+/* Build and send the packet at the cursor, then advance the cursor. */
+static void softrc_req_send_one(struct softrc_core_qp *qp,
+				struct softrc_send_wqe *w, bool probe, u64 now)
+{
+	struct softrc_req *req = &qp->req;
+	struct softrc_buf pl = { .kind = SOFTRC_BUF_NONE };
+	struct softrc_pkt pkt;
+	u32 used;
+
+	if (w->wr.opcode == SOFTRC_WR_RDMA_READ)
+		used = softrc_req_build_read(qp, w, &pkt);
+	else if (softrc_wr_is_atomic(w->wr.opcode))
+		used = softrc_req_build_atomic(qp, w, &pkt);
+	else
+		used = softrc_req_build_data(qp, w, &pkt, &pl);
+
+	if (probe || ++req->since_ackreq >= qp->attr.ackreq_every)
+		pkt.ackreq = true;
+	if (pkt.ackreq)
+		req->since_ackreq = 0;
+
+	if (softrc_psn_lt(pkt.psn, req->psn_next))
+		qp->cnt.retransmits++;
+	req->cur_psn = softrc_psn_add(req->cur_psn, used);
+	if (softrc_psn_gt(req->cur_psn, req->psn_next))
+		req->psn_next = req->cur_psn;
+	if (softrc_pkt_has(&pkt, SOFTRC_OPF_LAST) ||
+	    softrc_wr_is_rd_atomic(w->wr.opcode)) {
+		req->cur++;
+		req->cur_off = 0;
+	}
+	if (probe)
+		req->wait_idle = true;
+	if (!req->deadline[SOFTRC_TIMER_RETRY])
+		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
+				    softrc_req_timeout(qp, now));
+	qp->cnt.tx_pkts++;
+	qp->ops->xmit(qp->ctx, &pkt, &pl);
+}
+
+/* READY: send the next packet if allowed; false when nothing to send. */
+static bool softrc_req_step_ready(struct softrc_core_qp *qp, u64 now)
+{
+	struct softrc_req *req = &qp->req;
+	struct softrc_send_wqe *w;
+	int go = 1;
+
+	if (req->wait_idle && !softrc_psn_lt(req->cur_psn, req->psn_next)) {
+		/* a credit probe is out: nothing new until it is answered */
+		if (req->una != req->psn_next)
+			return false;
+		req->wait_idle = false;
+	}
+	if (req->cur == req->tail ||
+	    (u32)softrc_psn_diff(req->cur_psn, req->una) >= qp->attr.max_unacked)
+		return false;
+	w = softrc_sq_wqe(qp, req->cur);
+	if (w->state == SOFTRC_WQE_DONE) {
+		/* answered while we were rewinding: skip it */
+		req->cur++;
+		req->cur_off = 0;
+		return true;
+	}
+	if (w->state == SOFTRC_WQE_POSTED) {
+		go = softrc_req_may_start(qp, w);
+		if (!go)
+			return false;
+		softrc_req_start(qp, w);
+	}
+	softrc_req_send_one(qp, w, go == 2, now);
+	return true;
+}
+
+static bool softrc_req_step_wait(struct softrc_core_qp *qp, u64 now)
+{
+	return false;
+}
+
+static bool (*const softrc_req_step[SOFTRC_REQ_NR])(struct softrc_core_qp *,
+						    u64) = {
+	[SOFTRC_REQ_READY] = softrc_req_step_ready,
+	[SOFTRC_REQ_RNR_WAIT] = softrc_req_step_wait,
+	[SOFTRC_REQ_ERROR] = softrc_req_step_wait,
+};
+
+/*
+ * Transmit up to @budget packets (new ones and retransmissions). Returns
+ * the number of steps taken; less than @budget means the requester is
+ * blocked (nothing to send, window/credit/fence wait, RNR wait, ERROR).
+ */
+u32 softrc_core_tx(struct softrc_core_qp *qp, u64 now, u32 budget)
+{
+	u32 n = 0;
+
+	while (n < budget && softrc_req_step[qp->req.state](qp, now))
+		n++;
+	return n;
+}

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Responder: PSN check, request validation, reassembly, execution,
+ * duplicate handling, ACK/NAK generation and receive completions.
+ *
+ * Context: called with the QP lock held by the glue; softirq or process
+ * context; never sleeps. Touches qp->resp, the receive ring and the
+ * responder resources; memory goes through ops->mr_check, ops->place and
+ * ops->atomic, responses leave through ops->xmit (READ data named by
+ * R_Key and VA: the glue reads memory at transmit time).
+ *
+ * Rules (seed references):
+ *  - three-way PSN check against the expected PSN [002, 004 §4.3];
+ *  - a gap draws one sequence-error NAK until the expected PSN arrives;
+ *  - duplicates [004 §5.x]: SEND/WRITE are acknowledged again without
+ *    re-execution or receive WQE consumption; a READ is answered again by
+ *    re-reading memory from the duplicate PSN on; an ATOMIC replays the
+ *    saved original value; one without its saved resource is dropped;
+ *  - MSN counts each new message once: SEND/WRITE at LAST/ONLY, READ and
+ *    ATOMIC when validated (early increment) [000, C9-147/148];
+ *  - ACKs are coalesced: an AckReq'd (or duplicate) request marks an ACK
+ *    pending, sent at softrc_core_rx_flush() or before any other response;
+ *  - AETH credits: the number of free receive WQEs (IBTA table 44
+ *    encoding), or 31 ("no credit information", as rxe) with
+ *    attr.no_credits;
+ *  - invalid request, remote access and remote operational errors NAK the
+ *    request and move the QP to ERROR.
+ */
+#include "qp.h"
+
+const char *const softrc_resp_state_names[SOFTRC_RESP_NR] = {
+	[SOFTRC_RESP_IDLE] = "IDLE",
+	[SOFTRC_RESP_IN_SEND] = "IN_SEND",
+	[SOFTRC_RESP_IN_WRITE] = "IN_WRITE",
+	[SOFTRC_RESP_ERROR] = "ERROR",
+};
+
+/* IBTA table 44: AETH credit count encoding (31 = invalid). */
+static const u16 softrc_credit_tab[31] = {
+	0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
+	384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+	16384, 24576, 32768,
+};
+
+u32 softrc_credit_value(u8 code)
+{
+	return code < 31 ? softrc_credit_tab[code] : 0;
+}
+
+/* Largest code whose credit value does not exceed @wqes. */
+u8 softrc_credit_code(u32 wqes)
+{
+	u8 c = 0;
+
+	while (c < 30 && softrc_credit_tab[c + 1] <= wqes)
+		c++;
+	return c;
+}
+
+static u32 softrc_resp_free_wqes(const struct softrc_core_qp *qp)
+{
+	u32 n = qp->resp.rq_tail - qp->resp.rq_head;
+
+	if (qp->resp.state == SOFTRC_RESP_IN_SEND && n)
+		n--;
+	return n;
+}
+
+static u8 softrc_resp_ack_syndrome(const struct softrc_core_qp *qp)
+{
+	if (qp->attr.no_credits)
+		return SOFTRC_AETH_ACK | SOFTRC_AETH_CREDIT_INVALID;
+	return SOFTRC_AETH_ACK | softrc_credit_code(softrc_resp_free_wqes(qp));
+}
+
+static void softrc_resp_pkt_init(struct softrc_core_qp *qp,
+				 struct softrc_pkt *pkt, u8 opcode, u32 psn)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->opcode = opcode;
+	pkt->op = softrc_opcode_get(opcode);
+	pkt->pkey = qp->attr.pkey;
+	pkt->dqpn = qp->attr.dqpn;
+	pkt->psn = psn;
+	pkt->msn = qp->resp.msn;
+	pkt->syndrome = softrc_resp_ack_syndrome(qp);
+}
+
+static void softrc_resp_xmit(struct softrc_core_qp *qp,
+			     const struct softrc_pkt *pkt,
+			     const struct softrc_buf *pl)
+{
+	static const struct softrc_buf none = { .kind = SOFTRC_BUF_NONE };
+
+	qp->cnt.tx_pkts++;
+	qp->ops->xmit(qp->ctx, pkt, pl ? pl : &none);
+}
+
+static void softrc_resp_send_aeth(struct softrc_core_qp *qp, u8 syndrome,
+				  u32 psn)
+{
+	struct softrc_pkt pkt;
+
+	softrc_resp_pkt_init(qp, &pkt, SOFTRC_OP_ACKNOWLEDGE, psn);
+	if (softrc_syndrome_type(syndrome) != SOFTRC_AETH_ACK)
+		pkt.syndrome = syndrome;
+	softrc_resp_xmit(qp, &pkt, NULL);
+}
+
+/* Send the coalesced ACK, if one is due: it covers epsn - 1. */
+void softrc_resp_flush(struct softrc_core_qp *qp)
+{
+	if (!qp->resp.ack_pending)
+		return;
+	qp->resp.ack_pending = false;
+	qp->cnt.acks_sent++;
+	softrc_resp_send_aeth(qp, SOFTRC_AETH_ACK,
+			      softrc_psn_add(qp->resp.epsn, SOFTRC_PSN_MASK));
+}
+
+static void softrc_resp_complete_recv(struct softrc_core_qp *qp, u8 status,
+				      const struct softrc_pkt *pkt, u32 len)
+{
+	u32 slot = qp->resp.rq_head & (qp->st.rq_depth - 1);
+	struct softrc_cqe cqe;
+
+	memset(&cqe, 0, sizeof(cqe));
+	cqe.wr_id = qp->st.rq[slot].wr_id;
+	cqe.status = status;
+	cqe.flags = SOFTRC_CQE_RECV;
+	cqe.slot = slot;
+	cqe.opcode = softrc_pkt_has(pkt, SOFTRC_OPF_WRITE) ?
+		     SOFTRC_WC_RECV_RDMA_WITH_IMM : SOFTRC_WC_RECV;
+	if (!status) {
+		cqe.byte_len = len;
+		if (softrc_pkt_has(pkt, SOFTRC_H_IMMDT)) {
+			cqe.flags |= SOFTRC_CQE_WITH_IMM;
+			cqe.imm = pkt->imm;
+		}
+		if (softrc_pkt_has(pkt, SOFTRC_H_IETH)) {
+			cqe.flags |= SOFTRC_CQE_WITH_INV;
+			cqe.inv_rkey = pkt->inv_rkey;
+		}
+	}
+	qp->resp.rq_head++;
+	qp->ops->complete(qp->ctx, &cqe);
+}
+
+/*
+ * Fatal request error: NAK it, fail the receive WQE the message holds (if
+ * @recv_status), and move the QP to ERROR (which flushes the rest).
+ */
+static void softrc_resp_fail(struct softrc_core_qp *qp,
+			     const struct softrc_pkt *pkt, u8 nak,
+			     u8 recv_status)
+{
+	softrc_resp_flush(qp);
+	if (nak == SOFTRC_NAK_INVALID_REQ)
+		qp->cnt.inv_req_naks_sent++;
+	else if (nak == SOFTRC_NAK_REMOTE_ACCESS)
+		qp->cnt.rem_access_naks_sent++;
+	else
+		qp->cnt.rem_op_naks_sent++;
+	softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK | nak, qp->resp.epsn);
+	if (recv_status && qp->resp.rq_head != qp->resp.rq_tail)
+		softrc_resp_complete_recv(qp, recv_status, pkt, 0);
+	softrc_qp_enter_error(qp);
+}
+
+/* No receive WQE: RNR NAK with our min_rnr_timer [004 5.3]. */
+static void softrc_resp_rnr(struct softrc_core_qp *qp)
+{
+	softrc_resp_flush(qp);
+	qp->cnt.rnr_naks_sent++;
+	qp->resp.nak_sent = true;
+	softrc_resp_send_aeth(qp, SOFTRC_AETH_RNR_NAK | qp->attr.min_rnr_timer,
+			      qp->resp.epsn);
+}
+
+/* Payload length rules per position [003]; false = invalid request. */
+static bool softrc_resp_len_ok(const struct softrc_core_qp *qp,
+			       const struct softrc_pkt *pkt)
+{
+	u32 pos = pkt->op->flags & SOFTRC_OPF_POS_MASK;
+	u32 len = pkt->payload_len;
+
+	if (pos == SOFTRC_OPF_ONLY)
+		return len <= qp->attr.pmtu;
+	if (pos == SOFTRC_OPF_LAST)
+		return len && len <= qp->attr.pmtu;
+	return len == qp->attr.pmtu;
+}
+
+/* One request packet executed: advance, ack if asked, close at LAST. */
+static void softrc_resp_advance(struct softrc_core_qp *qp,
+				const struct softrc_pkt *pkt)
+{
+	struct softrc_resp *resp = &qp->resp;
+
+	resp->epsn = softrc_psn_add(resp->epsn, 1);
+	if (softrc_pkt_has(pkt, SOFTRC_OPF_LAST)) {
+		resp->msn = softrc_psn_add(resp->msn, 1);
+		resp->state = SOFTRC_RESP_IDLE;
+	}
+	if (pkt->ackreq)
+		resp->ack_pending = true;
+}
+
+static void softrc_resp_send_data(struct softrc_core_qp *qp,
+				  const struct softrc_pkt *pkt, void *rx)
+{
+	struct softrc_resp *resp = &qp->resp;
+	u32 slot = resp->rq_head & (qp->st.rq_depth - 1);
+	struct softrc_buf dst = {
+		.kind = SOFTRC_BUF_RECV_WQE,
+		.slot = slot,
+		.addr = resp->offset,
+		.len = pkt->payload_len,
+	};
+
+	if (!softrc_resp_len_ok(qp, pkt)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+				 SOFTRC_WC_LOC_LEN_ERR);
+		return;
+	}
+	if ((u64)resp->offset + dst.len > qp->st.rq[slot].length) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+				 SOFTRC_WC_LOC_LEN_ERR);
+		return;
+	}
+	if (softrc_pkt_has(pkt, SOFTRC_OPF_INV) &&
+	    qp->ops->invalidate(qp->ctx, pkt->inv_rkey)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+				 SOFTRC_WC_LOC_PROT_ERR);
+		return;
+	}
+	if (dst.len)
+		qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off);
+	resp->offset += dst.len;
+	if (softrc_pkt_has(pkt, SOFTRC_OPF_LAST))
+		softrc_resp_complete_recv(qp, SOFTRC_WC_SUCCESS, pkt,
+					  resp->offset);
+	softrc_resp_advance(qp, pkt);
+}
+
+/* SEND_FIRST / SEND_ONLY*: take the receive WQE, or RNR NAK. */
+static void softrc_resp_start_send(struct softrc_core_qp *qp,
+				   const struct softrc_pkt *pkt, void *rx)
+{
+	if (qp->resp.rq_head == qp->resp.rq_tail) {
+		softrc_resp_rnr(qp);
+		return;
+	}
+	qp->resp.offset = 0;
+	if (!softrc_pkt_has(pkt, SOFTRC_OPF_LAST))
+		qp->resp.state = SOFTRC_RESP_IN_SEND;
+	softrc_resp_send_data(qp, pkt, rx);
+}
+
+static void softrc_resp_write_data(struct softrc_core_qp *qp,
+				   const struct softrc_pkt *pkt, void *rx)
+{
+	struct softrc_resp *resp = &qp->resp;
+	bool last = softrc_pkt_has(pkt, SOFTRC_OPF_LAST);
+	struct softrc_buf dst = {
+		.kind = SOFTRC_BUF_MR,
+		.rkey = resp->rkey,
+		.addr = resp->va,
+		.len = pkt->payload_len,
+	};
+
+	/* the context closes exactly at LAST [003] */
+	if (!softrc_resp_len_ok(qp, pkt) || dst.len > resp->remaining ||
+	    (last && dst.len != resp->remaining) ||
+	    (!last && dst.len == resp->remaining)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		return;
+	}
+	/* WRITE with immediate consumes a receive WQE at LAST/ONLY */
+	if (last && softrc_pkt_has(pkt, SOFTRC_OPF_RECV) &&
+	    resp->rq_head == resp->rq_tail) {
+		softrc_resp_rnr(qp);
+		return;
+	}
+	if (dst.len)
+		qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off);
+	resp->va += dst.len;
+	resp->remaining -= dst.len;
+	if (last && softrc_pkt_has(pkt, SOFTRC_OPF_RECV))
+		softrc_resp_complete_recv(qp, SOFTRC_WC_SUCCESS, pkt,
+					  resp->offset);
+	softrc_resp_advance(qp, pkt);
+}
+
+/* RDMA_WRITE_FIRST / _ONLY*: seed the context from the RETH [003]. */
+static void softrc_resp_start_write(struct softrc_core_qp *qp,
+				    const struct softrc_pkt *pkt, void *rx)
+{
+	struct softrc_resp *resp = &qp->resp;
+
+	/* one bounds/permission check covers the whole message [003 step 5] */
+	if (pkt->dma_len && qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va,
+					      pkt->dma_len,
+					      SOFTRC_ACCESS_REMOTE_WRITE)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		return;
+	}
+	resp->va = pkt->va;
+	resp->rkey = pkt->rkey;
+	resp->remaining = pkt->dma_len;
+	resp->offset = pkt->dma_len;	/* byte_len of a WRITE_WITH_IMM */
+	if (!softrc_pkt_has(pkt, SOFTRC_OPF_LAST))
+		resp->state = SOFTRC_RESP_IN_WRITE;
+	softrc_resp_write_data(qp, pkt, rx);
+}
+
+static struct softrc_rd_res *softrc_resp_res_alloc(struct softrc_core_qp *qp)
+{
+	struct softrc_rd_res *res = &qp->st.res[qp->resp.res_next];
+
+	qp->resp.res_next = (qp->resp.res_next + 1) % qp->st.nres;
+	memset(res, 0, sizeof(*res));
+	return res;
+}
+
+/* Send READ response packets @k.. of @res (fresh or replayed). */
+static void softrc_resp_read_reply(struct softrc_core_qp *qp,
+				   const struct softrc_rd_res *res, u32 k)
+{
+	u32 pmtu = qp->attr.pmtu, k0 = k;
+
+	softrc_resp_flush(qp);
+	for (; k < res->npkts; k++) {
+		bool first = k == k0, last = k + 1 == res->npkts;
+		struct softrc_buf pl = { .kind = SOFTRC_BUF_MR };
+		struct softrc_pkt pkt;
+		u8 op;
+
+		op = first && last ? SOFTRC_OP_RDMA_READ_RESPONSE_ONLY :
+		     first ? SOFTRC_OP_RDMA_READ_RESPONSE_FIRST :
+		     last ? SOFTRC_OP_RDMA_READ_RESPONSE_LAST :
+			    SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE;
+		softrc_resp_pkt_init(qp, &pkt, op, softrc_psn_add(res->psn, k));
+		pl.rkey = res->rkey;
+		pl.addr = res->va + (u64)k * pmtu;
+		pl.len = last ? res->len - k * pmtu : pmtu;
+		if (!pl.len)
+			pl.kind = SOFTRC_BUF_NONE;
+		pkt.payload_len = pl.len;
+		softrc_resp_xmit(qp, &pkt, &pl);
+	}
+}
+
+static void softrc_resp_read(struct softrc_core_qp *qp,
+			     const struct softrc_pkt *pkt)
+{
+	struct softrc_resp *resp = &qp->resp;
+	struct softrc_rd_res *res;
+	u32 len = pkt->dma_len;
+
+	if (!qp->st.nres || pkt->payload_len) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		return;
+	}
+	if (len && qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va, len,
+				     SOFTRC_ACCESS_REMOTE_READ)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		return;
+	}
+	softrc_resp_flush(qp);	/* the pending ACK must not cover this PSN */
+	resp->msn = softrc_psn_add(resp->msn, 1);	/* early increment */
+	res = softrc_resp_res_alloc(qp);
+	res->type = SOFTRC_RES_READ;
+	res->psn = pkt->psn;
+	res->npkts = len ? (len + qp->attr.pmtu - 1) / qp->attr.pmtu : 1;
+	res->va = pkt->va;
+	res->rkey = pkt->rkey;
+	res->len = len;
+	resp->epsn = softrc_psn_add(resp->epsn, res->npkts);
+	softrc_resp_read_reply(qp, res, 0);
+}
+
+static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
+				     const struct softrc_rd_res *res)
+{
+	struct softrc_pkt pkt;
+
+	softrc_resp_flush(qp);
+	softrc_resp_pkt_init(qp, &pkt, SOFTRC_OP_ATOMIC_ACKNOWLEDGE, res->psn);
+	pkt.orig = res->orig;
+	softrc_resp_xmit(qp, &pkt, NULL);
+}
+
+static void softrc_resp_atomic(struct softrc_core_qp *qp,
+			       const struct softrc_pkt *pkt)
+{
+	struct softrc_resp *resp = &qp->resp;
+	struct softrc_rd_res *res;
+	u64 orig;
+
+	if (!qp->st.nres || (pkt->va & 7)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		return;
+	}
+	if (qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va, 8,
+			      SOFTRC_ACCESS_REMOTE_ATOMIC)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		return;
+	}
+	softrc_resp_flush(qp);
+	orig = qp->ops->atomic(qp->ctx, pkt->rkey, pkt->va,
+			       pkt->opcode == SOFTRC_OP_COMPARE_SWAP,
+			       pkt->swap_add, pkt->compare);
+	resp->msn = softrc_psn_add(resp->msn, 1);
+	res = softrc_resp_res_alloc(qp);
+	res->type = SOFTRC_RES_ATOMIC;
+	res->psn = pkt->psn;
+	res->npkts = 1;
+	res->orig = orig;
+	resp->epsn = softrc_psn_add(resp->epsn, 1);
+	softrc_resp_atomic_reply(qp, res);
+}
+
+/* IDLE: only a FIRST or ONLY may open a message. */
+static void softrc_resp_step_idle(struct softrc_core_qp *qp,
+				  const struct softrc_pkt *pkt, void *rx)
+{
+	u32 flags = pkt->op->flags;
+
+	if (!(flags & SOFTRC_OPF_FIRST)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		return;
+	}
+	if (flags & SOFTRC_OPF_SEND)
+		softrc_resp_start_send(qp, pkt, rx);
+	else if (flags & SOFTRC_OPF_WRITE)
+		softrc_resp_start_write(qp, pkt, rx);
+	else if (flags & SOFTRC_OPF_READ)
+		softrc_resp_read(qp, pkt);
+	else
+		softrc_resp_atomic(qp, pkt);
+}
+
+/* IN_SEND: SEND_MIDDLE or SEND_LAST* of the open message. */
+static void softrc_resp_step_send(struct softrc_core_qp *qp,
+				  const struct softrc_pkt *pkt, void *rx)
+{
+	u32 flags = pkt->op->flags;
+
+	if (!(flags & SOFTRC_OPF_SEND) || (flags & SOFTRC_OPF_FIRST)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+				 SOFTRC_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	softrc_resp_send_data(qp, pkt, rx);
+}
+
+/* IN_WRITE: RDMA_WRITE_MIDDLE or _LAST* of the open message. */
+static void softrc_resp_step_write(struct softrc_core_qp *qp,
+				   const struct softrc_pkt *pkt, void *rx)
+{
+	u32 flags = pkt->op->flags;
+
+	if (!(flags & SOFTRC_OPF_WRITE) || (flags & SOFTRC_OPF_FIRST)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		return;
+	}
+	softrc_resp_write_data(qp, pkt, rx);
+}
+
+static void softrc_resp_step_error(struct softrc_core_qp *qp,
+				   const struct softrc_pkt *pkt, void *rx)
+{
+	qp->cnt.drop_state++;
+}
+
+static void (*const softrc_resp_step[SOFTRC_RESP_NR])(struct softrc_core_qp *,
+						       const struct softrc_pkt *,
+						       void *) = {
+	[SOFTRC_RESP_IDLE] = softrc_resp_step_idle,
+	[SOFTRC_RESP_IN_SEND] = softrc_resp_step_send,
+	[SOFTRC_RESP_IN_WRITE] = softrc_resp_step_write,
+	[SOFTRC_RESP_ERROR] = softrc_resp_step_error,
+};
+
+static struct softrc_rd_res *softrc_resp_res_find(struct softrc_core_qp *qp,
+						  u8 type, u32 psn)
+{
+	u32 i;
+
+	for (i = 0; i < qp->st.nres; i++) {
+		struct softrc_rd_res *res = &qp->st.res[i];
+
+		if (res->type == type && softrc_psn_in(psn, res->psn, res->npkts))
+			return res;
+	}
+	return NULL;
+}
+
+/* A request below the expected PSN [004 §5.x]. */
+static void softrc_resp_duplicate(struct softrc_core_qp *qp,
+				  const struct softrc_pkt *pkt)
+{
+	u32 flags = pkt->op->flags;
+	struct softrc_rd_res *res;
+
+	qp->cnt.dup_requests++;
+	if (flags & (SOFTRC_OPF_SEND | SOFTRC_OPF_WRITE)) {
+		qp->resp.ack_pending = true;
+		return;
+	}
+	res = softrc_resp_res_find(qp, flags & SOFTRC_OPF_READ ?
+				   SOFTRC_RES_READ : SOFTRC_RES_ATOMIC, pkt->psn);
+	if (!res) {
+		qp->cnt.drop_too_old++;
+		return;
+	}
+	if (res->type == SOFTRC_RES_ATOMIC) {
+		qp->cnt.dup_atomics++;
+		softrc_resp_atomic_reply(qp, res);
+		return;
+	}
+	/* memory is read again at transmit time: never a stale copy */
+	qp->cnt.dup_reads++;
+	softrc_resp_read_reply(qp, res,
+			       (u32)softrc_psn_diff(pkt->psn, res->psn));
+}
+
+void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
+		    void *rx)
+{
+	struct softrc_resp *resp = &qp->resp;
+
+	switch (softrc_psn_classify(pkt->psn, resp->epsn)) {
+	case SOFTRC_PSN_EXPECTED:
+		resp->nak_sent = false;
+		softrc_resp_step[resp->state](qp, pkt, rx);
+		break;
+	case SOFTRC_PSN_DUPLICATE:
+		softrc_resp_duplicate(qp, pkt);
+		break;
+	case SOFTRC_PSN_FUTURE:
+		qp->cnt.drop_out_of_seq++;
+		if (resp->nak_sent)
+			break;
+		resp->nak_sent = true;
+		softrc_resp_flush(qp);
+		qp->cnt.seq_naks_sent++;
+		softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK |
+				      SOFTRC_NAK_PSN_SEQ_ERR, resp->epsn);
+		break;
+	}
+}

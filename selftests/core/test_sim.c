@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Random simulator runs: thousands of seeded scenarios (all opcodes,
+ * 0..1 MiB messages, path MTU 256..4096, PSNs near the 2^24 wrap, loss up
+ * to 20 %, duplication, reordering, corruption, up to 128 WRs), each
+ * followed by the invariant checks in lib/sim_scn.c.
+ *
+ * SOFTRC_SIM_SCENARIOS=n sets the total (default 10000, 2500 in the
+ * ASan build; split over the TESTs below); SOFTRC_SIM_SEED=s replays one
+ * scenario verbosely (add SOFTRC_SIM_PRINT=1 for a packet log). A
+ * failing seed is printed.
+ *
+ * Context: host user space only.
+ */
+#include <stdlib.h>
+#include <time.h>
+#include "kselftest_harness.h"
+#include "sim.h"
+
+#define SIM_PARTS	4
+
+/* ASan+UBSan runs about 6x slower: it checks a quarter by default. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SIM_DEFAULT	2500
+#else
+#define SIM_DEFAULT	10000
+#endif
+
+static u64 sim_total(void)
+{
+	const char *e = getenv("SOFTRC_SIM_SCENARIOS");
+
+	return e ? strtoull(e, NULL, 0) : SIM_DEFAULT;
+}
+
+static int sim_part(struct __test_metadata *_metadata, int part)
+{
+	const char *replay = getenv("SOFTRC_SIM_SEED");
+	u64 n = (sim_total() + SIM_PARTS - 1) / SIM_PARTS, i, fails = 0;
+	struct sim_scn_stats st = { 0 };
+	struct timespec t0, t1;
+	char why[256];
+
+	if (replay) {
+		u64 seed = strtoull(replay, NULL, 0);
+
+		if (part)
+			return 0;
+		if (sim_random_scenario(seed, true, &st, why, sizeof(why))) {
+			TH_LOG("seed %llu FAILED: %s", (unsigned long long)seed, why);
+			return 1;
+		}
+		TH_LOG("seed %llu passed: %llu pkts", (unsigned long long)seed,
+		       (unsigned long long)st.pkts);
+		return 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++) {
+		u64 seed = (u64)part * 1000003ull + i + 1;
+
+		if (sim_random_scenario(seed, false, &st, why, sizeof(why))) {
+			TH_LOG("FAILED seed %llu (replay: SOFTRC_SIM_SEED=%llu): %s",
+			       (unsigned long long)seed, (unsigned long long)seed,
+			       why);
+			if (++fails >= 5)
+				break;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	TH_LOG("%llu scenarios, %llu WRs, %llu packets, %llu MB placed, %llu retry-exceeded, %llu injected errors, %.2f s",
+	       (unsigned long long)i, (unsigned long long)st.wrs,
+	       (unsigned long long)st.pkts, (unsigned long long)(st.bytes >> 20),
+	       (unsigned long long)st.retry_exc,
+	       (unsigned long long)st.errors_injected,
+	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return fails ? 1 : 0;
+}
+
+TEST(random_scenarios_part0)
+{
+	ASSERT_EQ(0, sim_part(_metadata, 0));
+}
+
+TEST(random_scenarios_part1)
+{
+	ASSERT_EQ(0, sim_part(_metadata, 1));
+}
+
+TEST(random_scenarios_part2)
+{
+	ASSERT_EQ(0, sim_part(_metadata, 2));
+}
+
+TEST(random_scenarios_part3)
+{
+	ASSERT_EQ(0, sim_part(_metadata, 3));
+}
+
+TEST_HARNESS_MAIN
