@@ -114,6 +114,17 @@ static int softrc_dev_register(struct softrc_dev *sdev, const char *name,
 	return ib_register_device(ibdev, name, NULL);
 }
 
+static bool softrc_name_taken(const char *name)
+{
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev)
+		return false;
+	ib_device_put(ibdev);
+	return true;
+}
+
 /**
  * softrc_dev_add() - create and register a device on @ndev
  * @ibdev_name:	the name asked for by `rdma link add`
@@ -143,6 +154,14 @@ int softrc_dev_add(const char *ibdev_name, struct net_device *ndev)
 	if (sdev) {
 		pr_err("cannot create %s: %s already has softrc device %s\n",
 		       ibdev_name, ndev->name, dev_name(&sdev->ib_dev.dev));
+		err = -EEXIST;
+		goto out_unlock;
+	}
+
+	/* the core would fail this with -ENFILE; say what is wrong */
+	if (softrc_name_taken(ibdev_name)) {
+		pr_err("cannot create %s on %s: an RDMA device of that name exists\n",
+		       ibdev_name, ndev->name);
 		err = -EEXIST;
 		goto out_unlock;
 	}

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Shared helpers for the VM suites: KTAP output, polling waits, module
+# loading and topology set-up. Sourced by each suite; runs in the guest
+# as root (tools/vm/run.sh), never on the host.
+
+SELFTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO=$(cd "$SELFTEST_DIR/../.." && pwd -P)
+SOFTRC_KO=$REPO/drivers/infiniband/sw/softrc/softrc.ko
+KVER=$(uname -r)
+
+# --- KTAP -----------------------------------------------------------------
+ktap_n=0
+ktap_failed=0
+
+ktap_header() {
+	echo "TAP version 13"
+	echo "# suite: $1"
+}
+
+ok() {
+	ktap_n=$((ktap_n + 1))
+	echo "ok $ktap_n $1"
+}
+
+not_ok() {
+	ktap_n=$((ktap_n + 1))
+	ktap_failed=$((ktap_failed + 1))
+	echo "not ok $ktap_n $1${2:+ # $2}"
+}
+
+# check NAME CMD...: one test, passing when CMD succeeds; output on failure
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$name"
+	else
+		printf '%s\n' "$out" | sed 's/^/# /'
+		not_ok "$name"
+	fi
+}
+
+# check_fails NAME CMD...: one test, passing when CMD fails
+check_fails() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		printf '%s\n' "$out" | sed 's/^/# /'
+		not_ok "$name" "command unexpectedly succeeded"
+	else
+		printf '%s\n' "$out" | sed 's/^/# /' | head -3
+		ok "$name"
+	fi
+}
+
+ktap_finish() {
+	echo "1..$ktap_n"
+	[ "$ktap_failed" -eq 0 ]
+}
+
+# --- waits --------------------------------------------------------------------
+# wait_until SECONDS CMD...: poll CMD every 50 ms until it succeeds
+wait_until() {
+	local deadline=$(($(date +%s%N) + $1 * 1000000000))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+# --- module ------------------------------------------------------------------
+# The in-kernel modules softrc needs, from the Debian image.
+softrc_deps() {
+	modprobe ib_core && modprobe ib_uverbs
+}
+
+softrc_load() {
+	softrc_deps && insmod "$SOFTRC_KO"
+}
+
+softrc_loaded() {
+	[ -d /sys/module/softrc ]
+}
+
+softrc_unload() {
+	! softrc_loaded || rmmod softrc
+}
+
+# Make softrc.ko visible to modprobe (for `rdma link add` autoload): an
+# overlay on the module tree so depmod can write its index.
+softrc_install_module() {
+	local upper=/tmp/softrc-mods
+	mkdir -p $upper/upper $upper/work
+	mount -t overlay overlay -o "lowerdir=/lib/modules/$KVER,upperdir=$upper/upper,workdir=$upper/work" \
+		"/lib/modules/$KVER" || return 1
+	mkdir -p "/lib/modules/$KVER/extra"
+	cp "$SOFTRC_KO" "/lib/modules/$KVER/extra/"
+	depmod -a
+}
+
+# --- devices --------------------------------------------------------------------
+rdma_dev_exists() {
+	[ -e "/sys/class/infiniband/$1" ]
+}
+
+rdma_dev_gone() {
+	! rdma_dev_exists "$1"
+}
+
+# port_state DEV: ACTIVE, DOWN, ...
+port_state() {
+	rdma link show "$1/1" | sed -n 's/.* state \([A-Z_]*\) .*/\1/p'
+}
+
+port_attr() {
+	cat "/sys/class/infiniband/$1/ports/1/$2"
+}
+
+# suites run compound checks as `bash -c '...'`: give them the helpers
+export -f wait_until softrc_deps softrc_load softrc_loaded softrc_unload \
+	softrc_install_module rdma_dev_exists rdma_dev_gone port_state port_attr
+export SELFTEST_DIR REPO SOFTRC_KO KVER
