@@ -105,8 +105,8 @@ static void fuzz_accepted(const u8 *bth, u32 len, const struct softrc_pkt *pkt)
 
 	CHECK(pkt->op && pkt->op == softrc_opcode_get(pkt->opcode));
 	CHECK(pkt->payload_off == pkt->op->hdr_len);
-	CHECK(pkt->payload_off + pkt->payload_len + pkt->padcnt +
-	      SOFTRC_ICRC_BYTES == len);
+	CHECK(len == pkt->payload_off + pkt->payload_len + pkt->padcnt +
+	      SOFTRC_ICRC_BYTES);
 	CHECK(pkt->payload_len <= FUZZ_PMTU);
 	n = softrc_build_hdrs(pkt, hdr);
 	CHECK(n == pkt->op->hdr_len);

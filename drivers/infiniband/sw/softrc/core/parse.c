@@ -89,7 +89,9 @@ static int softrc_parse_bth(const struct softrc_bth *b, struct softrc_pkt *pkt)
 
 /*
  * An opcode without payload (ACK, atomic ACK, READ request, atomics;
- * §9.2.1 table 35) must have neither pad nor payload bytes.
+ * §9.2.1 table 35) must have neither pad nor payload bytes. Atomic
+ * operands travel in the AtomicETH, not as payload (seed 004 §5.5 says
+ * "payload 8B", but rxe's CMP_SWAP, frame 33 of the trace, has none).
  */
 static int softrc_check_no_payload(const struct softrc_pkt *pkt, u32 region)
 {
@@ -105,7 +107,7 @@ static int softrc_check_no_payload(const struct softrc_pkt *pkt, u32 region)
 }
 
 /*
- * Packet size rules (§9.2.3 PadCnt, §9.7 length checks): a packet is a whole
+ * Packet size rules (§9.2 PadCnt, §9.7 length checks): a packet is a whole
  * number of 4-byte words, the pad count cannot exceed the bytes between
  * headers and ICRC, no payload above the path MTU, FIRST and MIDDLE
  * packets carry exactly one path MTU and a LAST packet carries 1..PMTU.
@@ -189,7 +191,7 @@ static void softrc_parse_ext(const void *bth, struct softrc_pkt *pkt)
 }
 
 /*
- * RDMA WRITE lengths (§9.4.3, seed 004 §5): an ONLY packet carries the
+ * RDMA WRITE lengths (§9.4; seed 004 §4.2): an ONLY packet carries the
  * whole message, so its payload equals the RETH DMA length; a FIRST
  * packet opens a multi-packet message, so the DMA length exceeds PMTU.
  */
@@ -205,8 +207,10 @@ static int softrc_check_write(const struct softrc_pkt *pkt, u32 pmtu)
 }
 
 /*
- * AETH syndrome (§9.3.5 table 41): bit 7 reserved, bits 6..5 the type;
- * only ACK (000), RNR NAK (001) and NAK (011) are defined.
+ * AETH syndrome (§9.3.5): bit 7 reserved, bits 6..5 the type; only ACK
+ * (000), RNR NAK (001) and NAK (011) are defined. The syndrome table in
+ * seed 004 §5.2 (RNR at 0x60, NAKs at 0x80..) disagrees; the rxe trace
+ * (RNR NAK 0x3c, sequence NAK 0x60, access NAK 0x62) follows the IBTA.
  */
 static bool softrc_syndrome_ok(u8 syndrome)
 {
@@ -222,7 +226,7 @@ static bool softrc_syndrome_ok(u8 syndrome)
 
 static int softrc_check_ext(const struct softrc_pkt *pkt, u32 pmtu)
 {
-	/* atomics address one naturally aligned 64-bit word (§9.4.5) */
+	/* atomics address one naturally aligned 64-bit word (§9.4) */
 	if (softrc_pkt_has(pkt, SOFTRC_H_ATMETH) && (pkt->va & 7))
 		return SOFTRC_PARSE_ATOMIC_VA_UNALIGNED;
 	if (softrc_is_req(pkt, SOFTRC_OPF_WRITE) &&
