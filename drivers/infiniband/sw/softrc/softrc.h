@@ -76,6 +76,22 @@ struct softrc_ucontext {
 	struct ib_ucontext ibuc;
 };
 
+/**
+ * struct softrc_rwqe - a receive WQE copied into kernel memory and
+ * validated (from a kernel post_recv, a user RQ ring or an SRQ); the
+ * data path only ever reads this copy, never the shared ring
+ * @wr_id:	returned in the completion
+ * @num_sge:	valid entries of @sge (<= SOFTRC_MAX_SGE)
+ * @length:	sum of the SGE lengths
+ * @sge:	scatter list, lkeys not yet resolved
+ */
+struct softrc_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	u32 length;
+	struct ib_sge sge[SOFTRC_MAX_SGE];
+};
+
 /* device.c: creation, lookup and teardown of devices */
 int softrc_dev_add(const char *ibdev_name, struct net_device *ndev);
 void softrc_dev_remove_all(void);
