@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Recording glue for hand-driven engine unit tests (see coretest.h).
+ *
+ * Context: host user space only.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "coretest.h"
+
+static void ct_xmit(void *ctx, const struct softrc_pkt *pkt,
+		    const struct softrc_buf *pl)
+{
+	struct ct *t = ctx;
+
+	if (t->ntx < CT_MAX) {
+		t->tx[t->ntx] = *pkt;
+		t->txpl[t->ntx] = *pl;
+	}
+	t->ntx++;
+}
+
+static int ct_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access)
+{
+	struct ct *t = ctx;
+
+	t->mr_checks++;
+	t->last_check_len = len;
+	return t->mr_fail ? -1 : 0;
+}
+
+static void ct_place_cb(void *ctx, const struct softrc_buf *dst, void *rx,
+			u32 pkt_off)
+{
+	struct ct *t = ctx;
+
+	if (t->nplace < CT_MAX) {
+		t->place[t->nplace].dst = *dst;
+		t->place[t->nplace].pkt_off = pkt_off;
+	}
+	t->nplace++;
+}
+
+static u64 ct_atomic(void *ctx, u32 rkey, u64 va, bool cmp_swap, u64 swap_add,
+		     u64 compare)
+{
+	struct ct *t = ctx;
+	u64 v = t->mem;
+
+	t->mem = cmp_swap ? (v == compare ? swap_add : v) : v + swap_add;
+	t->natomic++;
+	return v;
+}
+
+static void ct_atomic_result(void *ctx, u32 slot, u64 orig)
+{
+	struct ct *t = ctx;
+
+	t->atomic_result = orig;
+	t->nresult++;
+}
+
+static int ct_invalidate(void *ctx, u32 rkey)
+{
+	struct ct *t = ctx;
+
+	if (t->ninval < 16)
+		t->inval[t->ninval] = rkey;
+	t->ninval++;
+	return rkey == 0xdeadu ? -1 : 0;
+}
+
+static void ct_complete(void *ctx, const struct softrc_cqe *cqe)
+{
+	struct ct *t = ctx;
+
+	if (t->ncqe < CT_MAX)
+		t->cqe[t->ncqe] = *cqe;
+	t->ncqe++;
+}
+
+static void ct_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
+{
+	struct ct *t = ctx;
+
+	t->deadline[id] = deadline;
+	t->timer_calls++;
+}
+
+static void ct_qp_error(void *ctx)
+{
+	struct ct *t = ctx;
+
+	t->errored = true;
+}
+
+static const struct softrc_core_ops ct_ops = {
+	.xmit = ct_xmit,
+	.mr_check = ct_mr_check,
+	.place = ct_place_cb,
+	.atomic = ct_atomic,
+	.atomic_result = ct_atomic_result,
+	.invalidate = ct_invalidate,
+	.complete = ct_complete,
+	.timer = ct_timer,
+	.qp_error = ct_qp_error,
+};
+
+void ct_attr_default(struct softrc_core_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->pmtu = 1024;
+	attr->sq_psn = 1000;
+	attr->rq_psn = 5000;
+	attr->dqpn = 0x12;
+	attr->pkey = 0xffff;
+	attr->timeout = 10;
+	attr->retry_cnt = 7;
+	attr->rnr_retry = 7;
+	attr->min_rnr_timer = 5;
+	attr->max_rd_atomic = 4;
+}
+
+void ct_init(struct ct *t, const struct softrc_core_attr *attr)
+{
+	struct softrc_core_attr a;
+	struct softrc_core_storage st = {
+		.sq = t->sq, .sq_depth = 64, .rq = t->rq, .rq_depth = 64,
+		.res = t->res, .nres = 4,
+	};
+
+	memset(t, 0, sizeof(*t));
+	if (!attr) {
+		ct_attr_default(&a);
+		attr = &a;
+	}
+	if (softrc_core_qp_init(&t->qp, &ct_ops, t, attr, &st))
+		abort();
+}
+
+static struct softrc_pkt ct_pkt(u8 opcode, u32 psn)
+{
+	struct softrc_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.opcode = opcode;
+	p.op = softrc_opcode_get(opcode);
+	p.psn = psn & SOFTRC_PSN_MASK;
+	p.pkey = 0xffff;
+	p.payload_off = p.op ? p.op->hdr_len : 12;
+	return p;
+}
+
+struct softrc_pkt ct_req(u8 opcode, u32 psn, u32 payload_len, bool ackreq)
+{
+	struct softrc_pkt p = ct_pkt(opcode, psn);
+
+	p.payload_len = payload_len;
+	p.ackreq = ackreq;
+	p.rkey = 0x77;
+	p.va = 0x10000;
+	if (p.op && (p.op->flags & SOFTRC_OPF_ATOMIC))
+		p.dma_len = 8;
+	return p;
+}
+
+struct softrc_pkt ct_ack(u32 psn, u8 syndrome, u32 msn)
+{
+	struct softrc_pkt p = ct_pkt(SOFTRC_OP_ACKNOWLEDGE, psn);
+
+	p.syndrome = syndrome;
+	p.msn = msn;
+	return p;
+}
+
+struct softrc_pkt ct_resp(u8 opcode, u32 psn, u32 payload_len, u32 msn)
+{
+	struct softrc_pkt p = ct_pkt(opcode, psn);
+
+	p.payload_len = payload_len;
+	p.msn = msn;
+	p.syndrome = SOFTRC_AETH_ACK | SOFTRC_AETH_CREDIT_INVALID;
+	return p;
+}
+
+void ct_rx(struct ct *t, const struct softrc_pkt *pkt, u64 now)
+{
+	static u8 rxbuf[8192];
+
+	softrc_core_rx(&t->qp, pkt, rxbuf, now);
+}
+
+int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags)
+{
+	struct softrc_send_wr wr = {
+		.wr_id = 0x100 + t->qp.req.tail,
+		.opcode = opcode,
+		.length = len,
+		.send_flags = flags,
+		.remote_addr = 0x20000,
+		.rkey = 0x55,
+		.compare_add = 1,
+		.swap = 2,
+	};
+
+	return softrc_core_post_send(&t->qp, &wr);
+}
+
+int ct_count_tx(const struct ct *t, u8 opcode)
+{
+	int i, n = 0;
+
+	for (i = 0; i < t->ntx && i < CT_MAX; i++)
+		n += t->tx[i].opcode == opcode;
+	return n;
+}

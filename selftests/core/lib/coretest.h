@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A single engine QP with every action recorded, for unit tests that
+ * drive the requester, responder and completer by hand: packets in are
+ * struct softrc_pkt built by the test, packets out, placements,
+ * completions, timers and atomics are captured in arrays.
+ *
+ * Context: host user space only.
+ */
+#ifndef SOFTRC_SELFTEST_CORETEST_H
+#define SOFTRC_SELFTEST_CORETEST_H
+
+#include "qp.h"
+
+#define CT_MAX	512
+
+struct ct_place {
+	struct softrc_buf dst;
+	u32 pkt_off;
+};
+
+struct ct {
+	struct softrc_core_qp qp;
+	struct softrc_send_wqe sq[64];
+	struct softrc_recv_wqe rq[64];
+	struct softrc_rd_res res[4];
+	struct softrc_pkt tx[CT_MAX];
+	struct softrc_buf txpl[CT_MAX];
+	int ntx;
+	struct softrc_cqe cqe[CT_MAX];
+	int ncqe;
+	struct ct_place place[CT_MAX];
+	int nplace;
+	u64 deadline[SOFTRC_TIMER_NR];
+	int timer_calls;
+	int mr_checks;
+	int mr_fail;		/* mr_check answers error while set */
+	u32 last_check_len;
+	u64 mem;		/* the 8-byte cell atomics work on */
+	int natomic;
+	u64 atomic_result;
+	int nresult;
+	u32 inval[16];
+	int ninval;
+	bool errored;
+};
+
+/* Defaults: pmtu 1024, sq_psn 1000, rq_psn 5000, timeout 10, retry 7,
+ * rnr_retry 7, min_rnr_timer 5, max_rd_atomic 4, 4 responder resources.
+ */
+void ct_attr_default(struct softrc_core_attr *attr);
+void ct_init(struct ct *t, const struct softrc_core_attr *attr);
+/* A request packet as the peer would send it. */
+struct softrc_pkt ct_req(u8 opcode, u32 psn, u32 payload_len, bool ackreq);
+/* An ACKNOWLEDGE with @syndrome. */
+struct softrc_pkt ct_ack(u32 psn, u8 syndrome, u32 msn);
+/* A READ response packet or ATOMIC ACK. */
+struct softrc_pkt ct_resp(u8 opcode, u32 psn, u32 payload_len, u32 msn);
+void ct_rx(struct ct *t, const struct softrc_pkt *pkt, u64 now);
+int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags);
+/* Count transmitted packets with this opcode. */
+int ct_count_tx(const struct ct *t, u8 opcode);
+
+#endif /* SOFTRC_SELFTEST_CORETEST_H */
