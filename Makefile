@@ -74,7 +74,7 @@ CHECKPATCH	= $$ksrc/scripts/checkpatch.pl --strict --no-tree --terse \
 style:
 	@ksrc=$$(tools/setup/kernel-src.sh) && \
 	$(CHECKPATCH) -f $(filter-out $(XMACRO_FILES),$(SRC_FILES)) && \
-	$(CHECKPATCH) --ignore COMPLEX_MACRO,MACRO_ARG_REUSE -f $(XMACRO_FILES)
+	$(CHECKPATCH) --ignore COMPLEX_MACRO,MACRO_ARG_REUSE,TRAILING_SEMICOLON -f $(XMACRO_FILES)
 
 sparse: $(KDIR)/Makefile
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 CF="-D__CHECK_ENDIAN__" W=1 modules 2>&1 | \

@@ -114,6 +114,7 @@ enum softrc_hdr {
 enum softrc_opcode {
 	SOFTRC_RC_OPCODES(SOFTRC__OPCODE_ENUM)
 };
+
 #undef SOFTRC__OPCODE_ENUM
 
 /* BTH opcode bits 7..5 select the transport; RC is 000. */

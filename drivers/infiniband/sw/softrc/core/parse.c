@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * SOFTRC_XMACRO_TABLE (see `make style`)
+ *
  * RC packet parser and header builder.
  *
  * Context: pure functions, safe in any context (softirq or process, with
@@ -19,12 +21,14 @@
 static const char *const softrc_parse_names[SOFTRC_PARSE_NR] = {
 	SOFTRC_PARSE_STATUSES(SOFTRC__PARSE_NAME)
 };
+
 #undef SOFTRC__PARSE_NAME
 
 #define SOFTRC__PARSE_DESC(name, text) text,
 static const char *const softrc_parse_descs[SOFTRC_PARSE_NR] = {
 	SOFTRC_PARSE_STATUSES(SOFTRC__PARSE_DESC)
 };
+
 #undef SOFTRC__PARSE_DESC
 
 const char *softrc_parse_status_name(int status)

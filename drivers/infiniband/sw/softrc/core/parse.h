@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
+ * SOFTRC_XMACRO_TABLE (see `make style`)
+ *
  * RC packet parser and header builder (IBTA Vol 1 §9.2, §9.3; RoCEv2
  * Annex A17).
  *
@@ -45,6 +47,7 @@ enum softrc_parse_status {
 	SOFTRC_PARSE_STATUSES(SOFTRC__PARSE_ENUM)
 	SOFTRC_PARSE_NR
 };
+
 #undef SOFTRC__PARSE_ENUM
 
 /* Smallest and largest path MTU the parser accepts (IB MTU 256..4096). */

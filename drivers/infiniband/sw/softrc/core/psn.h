@@ -18,7 +18,7 @@
 
 #include <softrc/wire.h>
 
-#define SOFTRC_PSN_WINDOW	(1u << 23)
+#define SOFTRC_PSN_WINDOW	BIT(23)
 
 static inline u32 softrc_psn_add(u32 psn, u32 n)
 {

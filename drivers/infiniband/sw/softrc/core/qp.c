@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * SOFTRC_XMACRO_TABLE (see `make style`)
+ *
  * QP life cycle and the entry points of the RC engine: init, post,
  * packet dispatch, timers, the ERROR transition and its flush.
  *
@@ -13,6 +15,7 @@
 const char *const softrc_core_counter_names[] = {
 	SOFTRC_CORE_COUNTERS(SOFTRC__CNT_NAME)
 };
+
 #undef SOFTRC__CNT_NAME
 
 const char *const softrc_qp_state_names[SOFTRC_QPS_NR] = {
@@ -148,6 +151,23 @@ void softrc_core_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		softrc_resp_rx(qp, pkt, rx);
 	else
 		softrc_comp_rx(qp, pkt, rx, now);
+}
+
+/*
+ * A packet softrc_parse() rejected with its BTH fields valid: a malformed
+ * request at the expected PSN is an invalid request (NAK, ERROR); any
+ * other is dropped.
+ */
+void softrc_core_rx_invalid(struct softrc_core_qp *qp,
+			    const struct softrc_pkt *pkt)
+{
+	qp->cnt.rx_pkts++;
+	qp->cnt.drop_malformed++;
+	if (qp->state == SOFTRC_QPS_ERROR || !pkt->op ||
+	    !softrc_pkt_has(pkt, SOFTRC_OPF_REQ) ||
+	    pkt->psn != qp->resp.epsn)
+		return;
+	softrc_resp_invalid(qp, pkt);
 }
 
 void softrc_core_rx_flush(struct softrc_core_qp *qp)

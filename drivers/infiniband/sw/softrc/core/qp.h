@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
+ * SOFTRC_XMACRO_TABLE (see `make style`)
+ *
  * The RC protocol engine: per-QP state and the calls that drive it.
  *
  * Context: every entry point is called with the QP lock held by the glue,
@@ -20,6 +22,9 @@
  *   softrc_core_rx()             one parsed packet arrived (requests go to
  *                                the responder, responses/ACKs to the
  *                                completer)
+ *   softrc_core_rx_invalid()     a packet the parser rejected but whose BTH
+ *                                is valid: NAK invalid request if it is the
+ *                                expected request, else drop
  *   softrc_core_rx_flush()       end of an RX burst: send the coalesced ACK
  *   softrc_core_timer()          a timer armed through ops->timer expired
  *   softrc_core_set_error()      the glue moves the QP to ERROR
@@ -344,6 +349,7 @@ struct softrc_core_storage {
 	X(drop_dup_resp)	/* stale response at the requester */	\
 	X(drop_bad_resp)	/* response matching nothing outstanding */ \
 	X(drop_state)		/* packet for a QP in ERROR */		\
+	X(drop_malformed)	/* parser reject handed to rx_invalid */ \
 	X(credit_stalls)	/* a receive-consuming WQE waited for credit */ \
 	X(credit_probes)	/* limited-WQE single-packet probes */
 
@@ -351,6 +357,7 @@ struct softrc_core_storage {
 struct softrc_core_counters {
 	SOFTRC_CORE_COUNTERS(SOFTRC__CNT_FIELD)
 };
+
 #undef SOFTRC__CNT_FIELD
 
 extern const char *const softrc_core_counter_names[];
@@ -487,6 +494,8 @@ int softrc_core_post_send(struct softrc_core_qp *qp,
 int softrc_core_post_recv(struct softrc_core_qp *qp, u64 wr_id, u32 length);
 void softrc_core_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		    void *rx, u64 now);
+void softrc_core_rx_invalid(struct softrc_core_qp *qp,
+			    const struct softrc_pkt *pkt);
 void softrc_core_rx_flush(struct softrc_core_qp *qp);
 void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
 		       u64 now);
@@ -503,6 +512,8 @@ u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu);
 void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		    void *rx);
 void softrc_resp_flush(struct softrc_core_qp *qp);
+void softrc_resp_invalid(struct softrc_core_qp *qp,
+			 const struct softrc_pkt *pkt);
 u8 softrc_credit_code(u32 wqes);
 u32 softrc_credit_value(u8 code);
 
