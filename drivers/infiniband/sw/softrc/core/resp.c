@@ -483,6 +483,14 @@ static void (*const softrc_resp_step[SOFTRC_RESP_NR])(struct softrc_core_qp *,
 	[SOFTRC_RESP_ERROR] = softrc_resp_step_error,
 };
 
+void softrc_resp_invalid(struct softrc_core_qp *qp,
+			 const struct softrc_pkt *pkt)
+{
+	softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+			 qp->resp.state == SOFTRC_RESP_IN_SEND ?
+			 SOFTRC_WC_REM_INV_REQ_ERR : 0);
+}
+
 static struct softrc_rd_res *softrc_resp_res_find(struct softrc_core_qp *qp,
 						  u8 type, u32 psn)
 {

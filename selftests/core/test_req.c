@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Requester unit tests: segmentation, opcodes and headers per position,
+ * AckReq cadence, PSN reservation, fence, max_rd_atomic, the unacked
+ * window, go-back-N from the middle of a message, timers, post checks.
+ *
+ * Context: host user space only.
+ */
+#include "kselftest_harness.h"
+#include "coretest.h"
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+
+TEST(req_send_segmentation)
+{
+	struct ct t;
+	int slot, i;
+
+	ct_init(&t, NULL);
+	slot = ct_post(&t, SOFTRC_WR_SEND, 3000, SOFTRC_SEND_SIGNALED);
+	ASSERT_LE(0, slot);
+	ASSERT_EQ(3, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[0].opcode);
+	EXPECT_EQ(SOFTRC_OP_SEND_MIDDLE, t.tx[1].opcode);
+	EXPECT_EQ(SOFTRC_OP_SEND_LAST, t.tx[2].opcode);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(1000 + i, t.tx[i].psn);
+		EXPECT_EQ(SOFTRC_BUF_SEND_WQE, t.txpl[i].kind);
+		EXPECT_EQ(slot, t.txpl[i].slot);
+		EXPECT_EQ(1024 * i, t.txpl[i].addr);
+		EXPECT_EQ(0x12, t.tx[i].dqpn);
+		EXPECT_EQ(0xffff, t.tx[i].pkey);
+	}
+	EXPECT_EQ(1024, t.tx[1].payload_len);
+	EXPECT_EQ(3000 - 2048, t.tx[2].payload_len);
+	EXPECT_EQ(1003, t.qp.req.psn_next);
+	EXPECT_EQ(3, t.qp.cnt.tx_pkts);
+	EXPECT_EQ(0, t.qp.cnt.retransmits);
+}
+
+TEST(req_send_imm_inv_opcodes)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND_WITH_IMM, 10, 0));
+	t.sq[0].wr.imm = 0x11223344;
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND_WITH_INV, 10, 0));
+	t.sq[1].wr.inv_rkey = 0xabc;
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND_WITH_IMM, 1500, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND_WITH_INV, 1500, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 0, 0));
+	ASSERT_EQ(7, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(SOFTRC_OP_SEND_ONLY_WITH_IMMEDIATE, t.tx[0].opcode);
+	EXPECT_EQ(0x11223344, t.tx[0].imm);
+	EXPECT_EQ(SOFTRC_OP_SEND_ONLY_WITH_INVALIDATE, t.tx[1].opcode);
+	EXPECT_EQ(0xabc, t.tx[1].inv_rkey);
+	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[2].opcode);
+	EXPECT_EQ(SOFTRC_OP_SEND_LAST_WITH_IMMEDIATE, t.tx[3].opcode);
+	EXPECT_EQ(SOFTRC_OP_SEND_LAST_WITH_INVALIDATE, t.tx[5].opcode);
+	EXPECT_EQ(SOFTRC_OP_SEND_ONLY, t.tx[6].opcode);
+	EXPECT_EQ(0, t.tx[6].payload_len);
+	EXPECT_EQ(SOFTRC_BUF_NONE, t.txpl[6].kind);
+}
+
+TEST(req_write_imm_segmentation)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE_WITH_IMM, 2500, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE_WITH_IMM, 5, 0));
+	ASSERT_EQ(4, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_FIRST, t.tx[0].opcode);
+	EXPECT_EQ(2500, t.tx[0].dma_len);
+	EXPECT_EQ(0x55, t.tx[0].rkey);
+	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_MIDDLE, t.tx[1].opcode);
+	EXPECT_EQ(0, t.tx[1].dma_len);
+	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE, t.tx[2].opcode);
+	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, t.tx[3].opcode);
+	EXPECT_EQ(5, t.tx[3].dma_len);
+}
+
+TEST(req_ackreq_every_n_packets)
+{
+	struct softrc_core_attr attr;
+	struct ct t;
+	int i;
+
+	ct_attr_default(&attr);
+	attr.ackreq_every = 4;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10 * 1024, 0));
+	ASSERT_EQ(10, softrc_core_tx(&t.qp, 0, 100));
+	for (i = 0; i < 10; i++)
+		EXPECT_EQ(i == 3 || i == 7 || i == 9, t.tx[i].ackreq);
+}
+
+TEST(req_solicited_only_on_last)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 2000, SOFTRC_SEND_SOLICITED));
+	ASSERT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_FALSE(t.tx[0].se);
+	EXPECT_TRUE(t.tx[1].se);
+}
+
+TEST(req_read_reserves_response_psns)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 5000, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 1, 0));
+	ASSERT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[0].opcode);
+	EXPECT_EQ(1000, t.tx[0].psn);
+	EXPECT_EQ(5000, t.tx[0].dma_len);
+	EXPECT_EQ(0x20000, t.tx[0].va);
+	EXPECT_TRUE(t.tx[0].ackreq);
+	EXPECT_EQ(0, t.tx[0].payload_len);
+	EXPECT_EQ(5, t.sq[0].npkts);
+	EXPECT_EQ(1005, t.tx[1].psn);
+	EXPECT_EQ(1, t.qp.req.rd_out);
+}
+
+TEST(req_atomic_fields)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_ATOMIC_CMP_AND_SWP, 8, 0));
+	t.sq[0].wr.compare_add = 7;
+	t.sq[0].wr.swap = 9;
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_ATOMIC_FETCH_AND_ADD, 8, 0));
+	t.sq[1].wr.compare_add = 3;
+	ASSERT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(SOFTRC_OP_COMPARE_SWAP, t.tx[0].opcode);
+	EXPECT_EQ(9, t.tx[0].swap_add);
+	EXPECT_EQ(7, t.tx[0].compare);
+	EXPECT_EQ(SOFTRC_OP_FETCH_ADD, t.tx[1].opcode);
+	EXPECT_EQ(3, t.tx[1].swap_add);
+	EXPECT_EQ(8, t.tx[1].dma_len);
+	EXPECT_EQ(0x20000, t.tx[1].va);
+}
+
+TEST(req_fence_waits_for_read)
+{
+	struct ct t;
+	struct softrc_pkt p;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 100, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_FENCE));
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 100, 1);
+	ct_rx(&t, &p, 1);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(SOFTRC_OP_SEND_ONLY, t.tx[1].opcode);
+	EXPECT_EQ(1001, t.tx[1].psn);
+}
+
+TEST(req_max_rd_atomic_limit)
+{
+	struct softrc_core_attr attr;
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_attr_default(&attr);
+	attr.max_rd_atomic = 2;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_ATOMIC_FETCH_AND_ADD, 8, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, 0));
+	EXPECT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(2, t.qp.req.rd_out);
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 10, 1);
+	ct_rx(&t, &p, 1);
+	EXPECT_EQ(1, t.qp.req.rd_out);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(1002, t.tx[2].psn);
+}
+
+TEST(req_unacked_window)
+{
+	struct softrc_core_attr attr;
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_attr_default(&attr);
+	attr.max_unacked = 8;
+	attr.ackreq_every = 4;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 20 * 1024, 0));
+	EXPECT_EQ(8, softrc_core_tx(&t.qp, 0, 100));
+	p = ct_ack(1003, SOFTRC_AETH_ACK | 31, 0);
+	ct_rx(&t, &p, 1);
+	EXPECT_EQ(1004, t.qp.req.una);
+	EXPECT_EQ(4, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(1011, t.tx[11].psn);
+}
+
+TEST(req_go_back_from_middle_of_write)
+{
+	struct ct t;
+	struct softrc_pkt p;
+	int i;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 5 * 1024, 0));
+	ASSERT_EQ(5, softrc_core_tx(&t.qp, 0, 100));
+	p = ct_ack(1002, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 0);
+	ct_rx(&t, &p, 1);
+	EXPECT_EQ(1002, t.qp.req.una);
+	EXPECT_EQ(3, softrc_core_tx(&t.qp, 1, 100));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(1002 + i, t.tx[5 + i].psn);
+		EXPECT_EQ((2 + i) * 1024, t.txpl[5 + i].addr);
+		EXPECT_EQ(t.tx[2 + i].opcode, t.tx[5 + i].opcode);
+	}
+	EXPECT_EQ(3, t.qp.cnt.retransmits);
+	EXPECT_EQ(6, t.qp.req.retry_left);
+}
+
+TEST(req_read_resumes_mid_response)
+{
+	struct ct t;
+	struct softrc_pkt p;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 4000, SOFTRC_SEND_SIGNALED));
+	ASSERT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, 1000, 1024, 1);
+	ct_rx(&t, &p, 1);
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE, 1001, 1024, 1);
+	ct_rx(&t, &p, 1);
+	/* 1002 lost: 1003 arrives out of order: resend READ from 1002 */
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_LAST, 1003, 928, 1);
+	ct_rx(&t, &p, 1);
+	EXPECT_EQ(1, t.qp.cnt.implied_naks);
+	ASSERT_EQ(1, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[1].opcode);
+	EXPECT_EQ(1002, t.tx[1].psn);
+	EXPECT_EQ(0x20000 + 2048, t.tx[1].va);
+	EXPECT_EQ(4000 - 2048, t.tx[1].dma_len);
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, 1002, 1024, 1);
+	ct_rx(&t, &p, 2);
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_LAST, 1003, 928, 1);
+	ct_rx(&t, &p, 2);
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(4000, t.cqe[0].byte_len);
+	EXPECT_EQ(4, t.nplace);
+	EXPECT_EQ(3 * 1024, t.place[3].dst.addr);
+}
+
+TEST(req_retry_timer_armed_and_disarmed)
+{
+	struct softrc_core_attr attr;
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	softrc_core_tx(&t.qp, 100, 10);
+	EXPECT_EQ(100 + (4096ull << 10), t.deadline[SOFTRC_TIMER_RETRY]);
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, 200);
+	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
+	EXPECT_TRUE(softrc_core_idle(&t.qp));
+
+	ct_attr_default(&attr);
+	attr.timeout = 0;		/* infinite: never armed */
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	softrc_core_tx(&t.qp, 100, 10);
+	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
+}
+
+TEST(req_timer_early_or_stale_fire)
+{
+	struct ct t;
+	u64 d;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	softrc_core_tx(&t.qp, 0, 10);
+	d = t.deadline[SOFTRC_TIMER_RETRY];
+	t.timer_calls = 0;
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d - 1);	/* early */
+	EXPECT_EQ(1, t.timer_calls);
+	EXPECT_EQ(0, t.qp.cnt.timeouts);
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);	/* not armed */
+	EXPECT_EQ(0, t.qp.cnt.timeouts);
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	EXPECT_EQ(1, t.qp.cnt.timeouts);
+}
+
+TEST(req_post_checks)
+{
+	struct softrc_core_attr attr;
+	struct softrc_core_storage st;
+	struct ct t;
+	int i;
+
+	ct_init(&t, NULL);
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, 7, 10, 0));
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_ATOMIC_FETCH_AND_ADD, 4, 0));
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_SEND, 0x80000001u, 0));
+	for (i = 0; i < 64; i++)
+		ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 1, 0));
+	EXPECT_EQ(SOFTRC_E_FULL, ct_post(&t, SOFTRC_WR_SEND, 1, 0));
+	for (i = 0; i < 64; i++)
+		ASSERT_LE(0, softrc_core_post_recv(&t.qp, i, 1));
+	EXPECT_EQ(SOFTRC_E_FULL, softrc_core_post_recv(&t.qp, 99, 1));
+	softrc_core_set_error(&t.qp);
+	EXPECT_EQ(SOFTRC_E_STATE, ct_post(&t, SOFTRC_WR_SEND, 1, 0));
+	EXPECT_EQ(SOFTRC_E_STATE, softrc_core_post_recv(&t.qp, 1, 1));
+
+	ct_attr_default(&attr);
+	attr.max_rd_atomic = 0;
+	ct_init(&t, &attr);
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_RDMA_READ, 1, 0));
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_ATOMIC_CMP_AND_SWP, 8, 0));
+
+	st = (struct softrc_core_storage){
+		.sq = t.sq, .sq_depth = 64, .rq = t.rq, .rq_depth = 64,
+	};
+	attr.pmtu = 1000;
+	EXPECT_EQ(SOFTRC_E_INVAL,
+		  softrc_core_qp_init(&t.qp, t.qp.ops, &t, &attr, &st));
+	attr.pmtu = 4096;
+	st.sq_depth = 48;
+	EXPECT_EQ(SOFTRC_E_INVAL,
+		  softrc_core_qp_init(&t.qp, t.qp.ops, &t, &attr, &st));
+}
+
+TEST_HARNESS_MAIN
