@@ -180,8 +180,9 @@ qemu=(qemu-system-x86_64 -name "softrc-vm${name:+-$name}"
 	-nodefaults -display none -serial stdio -monitor none -no-reboot
 	-kernel "$kernel" -initrd "$rundir/initrd"
 	-append "console=ttyS0 loglevel=5 panic=-1 rdinit=/init cryptomgr.notests=1 $append"
-	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
-	-device virtio-rng-pci)
+	-fsdev local,id=fs0,path=/,security_model=none,readonly=on,multidevs=remap
+	-device "virtio-9p-pci,fsdev=fs0,mount_tag=hostroot"
+	-device "virtio-rng-pci")
 if [[ -n $netdev ]]; then
 	qemu+=(-netdev "socket,id=n0,$netdev" -device "virtio-net-pci,netdev=n0,mac=$mac")
 fi
@@ -208,6 +209,7 @@ reader() {
 			vm_log "${prefix}boot to command: $(cat "$rundir/boot") s (guest ${line#*uptime=} s)"
 		fi
 	done
+	: >"$rundir/reader.done"
 }
 
 [[ -n $logfile ]] && : >"$logfile"
@@ -217,11 +219,10 @@ tpid=$!
 qrc=0
 wait "$tpid" || qrc=$?
 tpid=
-wait # the reader process substitution: make sure the log is complete
-# (bash >=5.1 waits for process substitutions with plain wait)
-for _ in $(seq 50); do
-	grep -q 'SOFTRC-VM-EXIT=\|Kernel panic\|SOFTRC-VM-INIT-FAIL' "$log" 2>/dev/null && break
-	((qrc == 124 || qrc == 137)) && break
+# The reader sees EOF once QEMU and timeout are gone; wait for it to drain
+# the pipe so the log is complete before judging it.
+for _ in $(seq 100); do
+	[[ -f $rundir/reader.done ]] && break
 	sleep 0.1
 done
 

@@ -57,6 +57,7 @@ deb=$(printf '%s\n' "${debs[@]}" | sort -V | tail -n1)
 debver=$(dpkg-deb -f "$deb" Version)
 
 # --- Phase 3: extract + depmod (only when the package changed) --------------
+extracted=0
 if ((force)) || [[ ! -f $KROOT/.softrc-deb || $(cat "$KROOT/.softrc-deb") != "$debver" ]]; then
 	vm_log "extracting $KPKG $debver"
 	rm -rf "$KROOT.tmp"
@@ -69,6 +70,7 @@ if ((force)) || [[ ! -f $KROOT/.softrc-deb || $(cat "$KROOT/.softrc-deb") != "$d
 	echo "$debver" >"$KROOT.tmp/.softrc-deb"
 	rm -rf "$KROOT"
 	mv "$KROOT.tmp" "$KROOT"
+	extracted=1
 fi
 [[ -f $KIMAGE ]] || vm_die "no kernel image at $KIMAGE"
 
@@ -95,9 +97,10 @@ extract_vmlinux() {
 	rm -f "$KVMLINUX.tmp"
 	return 1
 }
-if ! extract_vmlinux; then
-	vm_log "could not extract a PVH vmlinux; booting the bzImage (slower)"
-	: >"$KVMLINUX"
+if ((extracted)) || [[ ! -f $KVMLINUX ]]; then
+	rm -f "$KVMLINUX"
+	extract_vmlinux ||
+		{ vm_log "could not extract a PVH vmlinux; booting the bzImage (slower)"; : >"$KVMLINUX"; }
 fi
 
 # --- Phase 4b: base initramfs -------------------------------------------------
