@@ -96,6 +96,7 @@ static int softrc_dev_register(struct softrc_dev *sdev, const char *name,
 	sdev->ndev = ndev;
 	sdev->port_state = IB_PORT_NOP;
 	atomic_set(&sdev->num_pd, 0);
+	softrc_obj_dev_init(sdev);
 	INIT_LIST_HEAD(&sdev->list);
 
 	strscpy(ibdev->node_desc, "softrc", sizeof(ibdev->node_desc));
@@ -211,6 +212,7 @@ void softrc_dev_dealloc(struct ib_device *ibdev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&softrc_dev_list_lock);
 	WARN_ON(atomic_read(&sdev->num_pd));
+	softrc_obj_dev_fini(sdev);
 }
 
 /**

@@ -11,6 +11,7 @@
 
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #undef pr_fmt
@@ -53,6 +54,10 @@ enum softrc_limits {
  * @list:	entry in the module's device list (softrc_dev_list_lock)
  * @port_state:	last state reported to the RDMA core (softrc_dev_list_lock)
  * @num_pd:	PDs allocated, bounded by SOFTRC_MAX_PD
+ * @mr_xa:	MRs by key >> 8 (mr.c; RCU lookups)
+ * @ah_xa:	AHs by ah_num (ah.c; IRQ-safe lock)
+ * @srq_xa:	SRQs by srq_num (srq.c)
+ * @num_cq:	CQs allocated, bounded by SOFTRC_MAX_CQ (cq.c)
  */
 struct softrc_dev {
 	struct ib_device ib_dev;
@@ -60,6 +65,10 @@ struct softrc_dev {
 	struct list_head list;
 	enum ib_port_state port_state;
 	atomic_t num_pd;
+	struct xarray mr_xa;
+	struct xarray ah_xa;
+	struct xarray srq_xa;
+	atomic_t num_cq;
 };
 
 static inline struct softrc_dev *to_sdev(struct ib_device *ibdev)
@@ -100,6 +109,10 @@ int softrc_dev_init(void);
 void softrc_dev_exit(void);
 enum ib_mtu softrc_mtu_from_netdev(unsigned int mtu);
 enum ib_port_state softrc_port_state(struct net_device *ndev);
+
+/* mr.c: the per-device object tables (MRs, AHs, SRQs, CQ count) */
+void softrc_obj_dev_init(struct softrc_dev *sdev);
+void softrc_obj_dev_fini(struct softrc_dev *sdev);
 
 /* verbs.c: the ib_device_ops */
 void softrc_set_device_ops(struct ib_device *ibdev);

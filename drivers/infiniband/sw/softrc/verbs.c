@@ -13,6 +13,9 @@
 #include <rdma/rdma_user_rxe.h>
 
 #include "softrc.h"
+#include "ah.h"
+#include "mr.h"
+#include "queue.h"
 
 /* rdma-core's librxe accepts exactly this uverbs ABI (kernel rxe's value). */
 #define SOFTRC_UVERBS_ABI_VERSION 2
@@ -152,16 +155,26 @@ static const struct ib_device_ops softrc_dev_ops = {
 
 	.alloc_pd = softrc_alloc_pd,
 	.alloc_ucontext = softrc_alloc_ucontext,
+	.create_ah = softrc_create_ah,
+	.create_user_ah = softrc_create_ah,
 	.dealloc_driver = softrc_dev_dealloc,
 	.dealloc_pd = softrc_dealloc_pd,
 	.dealloc_ucontext = softrc_dealloc_ucontext,
+	.dereg_mr = softrc_dereg_mr,
+	.destroy_ah = softrc_destroy_ah,
 	.enable_driver = softrc_enable_driver,
+	.get_dma_mr = softrc_get_dma_mr,
 	.get_link_layer = softrc_get_link_layer,
 	.get_port_immutable = softrc_get_port_immutable,
+	.mmap = softrc_mmap,
+	.mmap_free = softrc_mmap_free,
+	.query_ah = softrc_query_ah,
+	.reg_user_mr = softrc_reg_user_mr,
 	.query_device = softrc_query_device,
 	.query_pkey = softrc_query_pkey,
 	.query_port = softrc_query_port,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, softrc_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_pd, softrc_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, softrc_ucontext, ibuc),
 };

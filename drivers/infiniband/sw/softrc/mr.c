@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory regions: registration (get_dma_mr, reg_user_mr, dereg_mr), key
+ * lookup, and the memory access the data path does through an MR (copy,
+ * copy from an skb, page lookup for zero-copy TX, atomics, invalidate).
+ * Also the per-device object tables (MRs, AHs, SRQs).
+ *
+ * Context: the verbs run in process context and may sleep. softrc_mr_get,
+ * softrc_mr_put, softrc_mr_check and the access functions run in any
+ * context (softirq included) and never sleep. Touches the device's MR
+ * xarray, the MR and the pinned pages it names.
+ *
+ * Lifetime: an MR enters the xarray only once fully built and holds one
+ * reference for it. Lookups take a reference under RCU with
+ * refcount_inc_not_zero. dereg_mr erases the entry, drops that reference,
+ * waits until every lookup has put its reference, then unpins the pages;
+ * the structure is freed after an RCU grace period.
+ */
+#include <linux/highmem.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "softrc.h"
+#include "mr.h"
+
+/* Access flags an MR may carry: no MWs, no on-demand paging, no zero-based. */
+#define SOFTRC_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			  IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			  IB_ACCESS_HUGETLB | IB_ACCESS_OPTIONAL)
+
+/**
+ * softrc_mr_get() - find the MR named by @key and take a reference
+ * @sdev:	the device
+ * @key:	an lkey or rkey; all 32 bits must match
+ *
+ * Context: any; never sleeps.
+ * Return: the MR, to be released with softrc_mr_put(), or NULL.
+ */
+struct softrc_mr *softrc_mr_get(struct softrc_dev *sdev, u32 key)
+{
+	struct softrc_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, key >> 8);
+	if (mr && (mr->key != key || !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void softrc_mr_put(struct softrc_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->done);
+}
+
+/* Is [va, va + len) inside the MR? (len may be 0) */
+static bool softrc_mr_in_bounds(const struct softrc_mr *mr, u64 va, u64 len)
+{
+	if (mr->is_dma)
+		return va + len >= va;
+	return va >= mr->iova && va - mr->iova <= mr->length &&
+	       len <= mr->length - (va - mr->iova);
+}
+
+/**
+ * softrc_mr_check() - may @len bytes at @va be accessed through @mr?
+ * @mr:		the MR from softrc_mr_get()
+ * @pd:		the PD of the QP doing the access
+ * @key:	the key the WQE or packet named
+ * @va:		first byte
+ * @len:	bytes; 0 skips the bounds check
+ * @access:	IB_ACCESS_* rights needed (0 = local read)
+ *
+ * Return: 0; -EACCES if a right is missing; -EINVAL for a key or PD
+ * mismatch, an invalidated MR, or bytes outside the MR.
+ */
+int softrc_mr_check(struct softrc_mr *mr, struct ib_pd *pd, u32 key, u64 va,
+		    u64 len, int access)
+{
+	if (mr->key != key || mr->pd != pd ||
+	    READ_ONCE(mr->state) != SOFTRC_MR_VALID)
+		return -EINVAL;
+	if (access & ~mr->access)
+		return -EACCES;
+	if (len && !softrc_mr_in_bounds(mr, va, len))
+		return -EINVAL;
+	return 0;
+}
+
+/* Page index and in-page offset of @va in a user MR (bounds checked). */
+static void softrc_mr_locate(const struct softrc_mr *mr, u64 va,
+			     unsigned long *idx, u32 *off)
+{
+	u64 pos = mr->page_offset + (va - mr->iova);
+
+	*idx = pos >> PAGE_SHIFT;
+	*off = pos & ~PAGE_MASK;
+}
+
+static void softrc_copy(void *mem, void *buf, u32 len, enum softrc_copy_dir dir)
+{
+	if (dir == SOFTRC_TO_MR)
+		memcpy(mem, buf, len);
+	else
+		memcpy(buf, mem, len);
+}
+
+/**
+ * softrc_mr_copy() - copy between @buf and the MR bytes at @va
+ * @mr:		a checked MR
+ * @va:		first MR byte
+ * @buf:	kernel buffer of @len bytes
+ * @len:	bytes
+ * @dir:	SOFTRC_TO_MR or SOFTRC_FROM_MR
+ *
+ * Return: 0, or -EINVAL if the bytes are outside the MR.
+ */
+int softrc_mr_copy(struct softrc_mr *mr, u64 va, void *buf, u32 len,
+		   enum softrc_copy_dir dir)
+{
+	unsigned long idx;
+	u32 off, chunk;
+	void *addr;
+
+	if (!softrc_mr_in_bounds(mr, va, len))
+		return -EINVAL;
+	if (mr->is_dma) {
+		softrc_copy((void *)(uintptr_t)va, buf, len, dir);
+		return 0;
+	}
+	softrc_mr_locate(mr, va, &idx, &off);
+	while (len) {
+		chunk = min_t(u32, len, PAGE_SIZE - off);
+		addr = kmap_local_page(mr->pages[idx]);
+		softrc_copy(addr + off, buf, chunk, dir);
+		kunmap_local(addr);
+		buf += chunk;
+		len -= chunk;
+		idx++;
+		off = 0;
+	}
+	return 0;
+}
+
+/**
+ * softrc_mr_copy_skb() - place @len bytes of @skb from @skb_off at @va
+ * @mr:		a checked MR
+ * @va:		first MR byte
+ * @skb:	the packet (linear or with frags)
+ * @skb_off:	offset in @skb of the first byte
+ * @len:	bytes
+ *
+ * Return: 0, -EINVAL outside the MR, -EFAULT if @skb is too short.
+ */
+int softrc_mr_copy_skb(struct softrc_mr *mr, u64 va, struct sk_buff *skb,
+		       int skb_off, u32 len)
+{
+	unsigned long idx;
+	u32 off, chunk;
+	void *addr;
+	int err;
+
+	if (!softrc_mr_in_bounds(mr, va, len))
+		return -EINVAL;
+	if (mr->is_dma)
+		return skb_copy_bits(skb, skb_off, (void *)(uintptr_t)va, len) ?
+		       -EFAULT : 0;
+	softrc_mr_locate(mr, va, &idx, &off);
+	while (len) {
+		chunk = min_t(u32, len, PAGE_SIZE - off);
+		addr = kmap_local_page(mr->pages[idx]);
+		err = skb_copy_bits(skb, skb_off, addr + off, chunk);
+		kunmap_local(addr);
+		if (err)
+			return -EFAULT;
+		skb_off += chunk;
+		len -= chunk;
+		idx++;
+		off = 0;
+	}
+	return 0;
+}
+
+/**
+ * softrc_mr_page() - the page holding @va, for an skb fragment
+ * @mr:		a checked MR
+ * @va:		the MR byte
+ * @page:	out: the page (the caller takes its own page reference)
+ * @page_off:	out: offset of @va in @page
+ * @len:	out: bytes from @va to the end of the page or of the MR
+ *
+ * Return: 0, or -EINVAL if @va is outside the MR (or at its very end).
+ */
+int softrc_mr_page(struct softrc_mr *mr, u64 va, struct page **page,
+		   u32 *page_off, u32 *len)
+{
+	unsigned long idx;
+	u64 rest;
+	u32 off;
+
+	if (mr->is_dma) {
+		void *addr = (void *)(uintptr_t)va;
+
+		*page = is_vmalloc_addr(addr) ? vmalloc_to_page(addr) :
+						virt_to_page(addr);
+		*page_off = offset_in_page(addr);
+		*len = PAGE_SIZE - *page_off;
+		return 0;
+	}
+	if (!softrc_mr_in_bounds(mr, va, 1))
+		return -EINVAL;
+	softrc_mr_locate(mr, va, &idx, &off);
+	rest = mr->length - (va - mr->iova);
+	*page = mr->pages[idx];
+	*page_off = off;
+	*len = min_t(u64, PAGE_SIZE - off, rest);
+	return 0;
+}
+
+/**
+ * softrc_mr_atomic() - 64-bit compare-and-swap or fetch-and-add at @va
+ * @mr:		a checked MR (with IB_ACCESS_REMOTE_ATOMIC)
+ * @va:		8-byte aligned MR address
+ * @cmp_swap:	true: compare and swap; false: fetch and add
+ * @swap_add:	the swap value or the addend
+ * @compare:	the compare value (compare and swap)
+ * @orig:	out: the value before the operation
+ *
+ * A CPU atomic on the target word: atomic against every other softrc
+ * atomic on any device, and against CPU atomics on the same word.
+ *
+ * Return: 0, or -EINVAL if @va is unaligned or outside the MR.
+ */
+int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
+		     u64 compare, u64 *orig)
+{
+	unsigned long idx;
+	atomic64_t *word;
+	void *addr;
+	u32 off;
+
+	if ((va & 7) || !softrc_mr_in_bounds(mr, va, 8))
+		return -EINVAL;
+	if (mr->is_dma) {
+		addr = NULL;
+		word = (atomic64_t *)(uintptr_t)va;
+	} else {
+		softrc_mr_locate(mr, va, &idx, &off);
+		addr = kmap_local_page(mr->pages[idx]);
+		word = addr + off;
+	}
+	if (cmp_swap)
+		*orig = atomic64_cmpxchg(word, compare, swap_add);
+	else
+		*orig = atomic64_fetch_add(swap_add, word);
+	if (addr)
+		kunmap_local(addr);
+	return 0;
+}
+
+/**
+ * softrc_mr_invalidate() - move the MR named by @rkey to the invalid state
+ * @sdev:	the device
+ * @pd:		the PD of the QP invalidating (LOCAL_INV or SEND_WITH_INV)
+ * @rkey:	the key
+ *
+ * Return: 0, or -EINVAL if no valid MR of @pd has that key (DMA MRs
+ * cannot be invalidated).
+ */
+int softrc_mr_invalidate(struct softrc_dev *sdev, struct ib_pd *pd, u32 rkey)
+{
+	struct softrc_mr *mr = softrc_mr_get(sdev, rkey);
+	int err = 0;
+
+	if (!mr)
+		return -EINVAL;
+	if (mr->pd != pd || mr->is_dma ||
+	    cmpxchg(&mr->state, SOFTRC_MR_VALID, SOFTRC_MR_INVALID) !=
+	    SOFTRC_MR_VALID)
+		err = -EINVAL;
+	softrc_mr_put(mr);
+	return err;
+}
+
+static struct softrc_mr *softrc_mr_alloc(struct ib_pd *ibpd, int access)
+{
+	struct softrc_mr *mr;
+
+	if (access & ~SOFTRC_MR_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->sdev = to_sdev(ibpd->device);
+	mr->pd = ibpd;
+	mr->access = access;
+	mr->state = SOFTRC_MR_VALID;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->done);
+	return mr;
+}
+
+/* Give a fully built MR its key and make it visible to lookups. */
+static int softrc_mr_publish(struct softrc_mr *mr)
+{
+	struct xarray *xa = &mr->sdev->mr_xa;
+	u32 index;
+	int err;
+
+	err = xa_alloc(xa, &index, NULL, XA_LIMIT(1, SOFTRC_MAX_MR),
+		       GFP_KERNEL);
+	if (err)
+		return err == -EBUSY ? -ENOMEM : err;
+	mr->key = index << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	mr->ibmr.iova = mr->iova;
+	mr->ibmr.length = mr->length;
+	err = xa_err(xa_store(xa, index, mr, GFP_KERNEL));
+	if (err)
+		xa_erase(xa, index);
+	return err;
+}
+
+struct ib_mr *softrc_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct softrc_mr *mr = softrc_mr_alloc(ibpd, access);
+	int err;
+
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->is_dma = true;
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	err = softrc_mr_publish(mr);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+/* Fill mr->pages from the pinned umem. */
+static int softrc_mr_fill_pages(struct softrc_mr *mr, u64 start, u64 length)
+{
+	struct sg_page_iter piter;
+	unsigned long i = 0;
+
+	mr->page_offset = offset_in_page(start);
+	mr->npages = DIV_ROUND_UP_ULL(mr->page_offset + length, PAGE_SIZE);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &piter, 0) {
+		if (i == mr->npages)
+			break;
+		mr->pages[i++] = sg_page_iter_page(&piter);
+	}
+	return i == mr->npages ? 0 : -EFAULT;
+}
+
+struct ib_mr *softrc_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				 u64 iova, int access, struct ib_udata *udata)
+{
+	struct softrc_mr *mr;
+	int err;
+
+	if (!length || iova + length < iova || start + length < start)
+		return ERR_PTR(-EINVAL);
+	mr = softrc_mr_alloc(ibpd, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->iova = iova;
+	mr->length = length;
+
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		mr->umem = NULL;
+		goto err_free;
+	}
+	err = softrc_mr_fill_pages(mr, start, length);
+	if (err)
+		goto err_release;
+	err = softrc_mr_publish(mr);
+	if (err)
+		goto err_release;
+	ibdev_dbg(ibpd->device, "mr %#x: iova %#llx len %llu pages %lu access %#x\n",
+		  mr->key, iova, length, mr->npages, access);
+	return &mr->ibmr;
+
+err_release:
+	kvfree(mr->pages);
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+int softrc_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct softrc_mr *mr = to_smr(ibmr);
+
+	xa_erase(&mr->sdev->mr_xa, mr->key >> 8);
+	softrc_mr_put(mr);
+	wait_for_completion(&mr->done);
+
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree_rcu(mr, rcu);
+	return 0;
+}
+
+/**
+ * softrc_obj_dev_init() - set up a device's object tables
+ * @sdev:	the device, before registration
+ */
+void softrc_obj_dev_init(struct softrc_dev *sdev)
+{
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC1);
+	atomic_set(&sdev->num_cq, 0);
+}
+
+/**
+ * softrc_obj_dev_fini() - tear down a device's object tables
+ * @sdev:	the device; the RDMA core has destroyed every object
+ */
+void softrc_obj_dev_fini(struct softrc_dev *sdev)
+{
+	WARN_ON(!xa_empty(&sdev->mr_xa));
+	WARN_ON(!xa_empty(&sdev->ah_xa));
+	WARN_ON(!xa_empty(&sdev->srq_xa));
+	WARN_ON(atomic_read(&sdev->num_cq));
+	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->ah_xa);
+	xa_destroy(&sdev->srq_xa);
+}
