@@ -67,7 +67,7 @@ static int sim_part(struct __test_metadata *_metadata, int part)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	TH_LOG("%llu scenarios, %llu WRs, %llu packets, %llu MB placed, %llu retry-exceeded, %llu injected errors, %.2f s",
+	TH_LOG("%llu scenarios, %llu WRs, %llu pkts, %llu MB, %llu retry-exc, %llu inj, %.2f s",
 	       (unsigned long long)i, (unsigned long long)st.wrs,
 	       (unsigned long long)st.pkts, (unsigned long long)(st.bytes >> 20),
 	       (unsigned long long)st.retry_exc,

@@ -269,7 +269,8 @@ static void sim_xmit(void *ctx, const struct softrc_pkt *pkt,
 		};
 	}
 	if (sim->print)
-		fprintf(stderr, "%10llu ep%d %-32s psn %06x%s syn %02x msn %u len %u va %llx dma %u%s%s\n",
+		fprintf(stderr,
+			"%10llu ep%d %-32s psn %06x%s syn %02x msn %u len %u va %llx dma %u%s%s\n",
 			(unsigned long long)sim->now, ep->id,
 			softrc_opcode_name(pkt->opcode), pkt->psn,
 			pkt->ackreq ? " A" : "  ", pkt->syndrome, pkt->msn,

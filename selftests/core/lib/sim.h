@@ -154,6 +154,7 @@ double sim_randf(struct sim *sim);
 struct sim_scn_stats {
 	u64 wrs, pkts, bytes, retry_exc, errors_injected;
 };
+
 int sim_random_scenario(u64 seed, bool verbose, struct sim_scn_stats *st,
 			char *why, size_t why_len);
 

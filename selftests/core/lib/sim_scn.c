@@ -16,6 +16,7 @@
  *
  * Context: host user space only.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sim.h"
@@ -186,7 +187,8 @@ static void scn_setup(struct scn *s, u64 seed, struct softrc_core_attr *attr,
 	big = sim_rand(sim) % 8 == 0;	/* messages over 8 KiB allowed */
 	*late = sim_rand(sim) % 6 == 0;
 	s->n = 1 + sim_rand(sim) % (sim_rand(sim) % 4 ? 24 : 128);
-	s->bump[0] = s->bump[1] = 64;
+	s->bump[0] = 64;
+	s->bump[1] = 64;
 	for (i = 0; i < s->n; i++)
 		scn_gen_wr(s, &s->w[i], bidir, big, &total);
 	if (total > (256u << 10)) {
@@ -260,7 +262,15 @@ static void scn_start(struct scn *s, const struct softrc_core_attr *attr,
 	}
 }
 
-#define SCN_FAIL(...) do { snprintf(why, len, __VA_ARGS__); return -1; } while (0)
+static int scn_fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
 
 static bool scn_eq(const u8 *a, const u8 *b, u32 n)
 {
@@ -289,12 +299,14 @@ static int scn_check_data(struct scn *s, struct scn_wr *w, char *why, size_t len
 	case SOFTRC_WR_RDMA_WRITE_WITH_IMM:
 		if (!scn_eq(dst->mem + w->remote_off, src->mem + w->local_off, n) ||
 		    !scn_once(dst->touch + w->remote_off, n))
-			SCN_FAIL("WRITE wr %llu data", (unsigned long long)w->wr.wr_id);
+			return scn_fail(why, len,
+					"WRITE wr %llu data", (unsigned long long)w->wr.wr_id);
 		break;
 	case SOFTRC_WR_RDMA_READ:
 		if (!scn_eq(src->mem + w->local_off, dst->mem + w->remote_off, n) ||
 		    !scn_once(src->touch + w->local_off, n))
-			SCN_FAIL("READ wr %llu data", (unsigned long long)w->wr.wr_id);
+			return scn_fail(why, len,
+					"READ wr %llu data", (unsigned long long)w->wr.wr_id);
 		break;
 	case SOFTRC_WR_ATOMIC_CMP_AND_SWP:
 	case SOFTRC_WR_ATOMIC_FETCH_AND_ADD:
@@ -304,7 +316,8 @@ static int scn_check_data(struct scn *s, struct scn_wr *w, char *why, size_t len
 		if (memcmp(src->mem + w->local_off, &w->init, 8) ||
 		    memcmp(dst->mem + w->remote_off, &exp, 8) ||
 		    !scn_once(dst->touch + w->remote_off, 8))
-			SCN_FAIL("ATOMIC wr %llu result", (unsigned long long)w->wr.wr_id);
+			return scn_fail(why, len,
+					"ATOMIC wr %llu result", (unsigned long long)w->wr.wr_id);
 		break;
 	default:
 		break;
@@ -344,31 +357,33 @@ static int scn_check_sends(struct scn *s, int e, char *why, size_t len)
 			cqe = &ep->cqe[c++].c;
 		if (cqe && cqe->status != SOFTRC_WC_SUCCESS) {
 			if (!failed && !scn_status_ok(s, e, w, cqe->status))
-				SCN_FAIL("ep%d wr %u: status %u not allowed", e, k,
+				return scn_fail(why, len, "ep%d wr %u: status %u not allowed", e, k,
 					 cqe->status);
 			if (failed && cqe->status != SOFTRC_WC_WR_FLUSH_ERR &&
 			    !(w->bad && scn_status_ok(s, e, w, cqe->status)))
-				SCN_FAIL("ep%d wr %u: %u after the first error", e,
+				return scn_fail(why, len, "ep%d wr %u: %u after the first error", e,
 					 k, cqe->status);
 			failed = true;
 			continue;
 		}
 		if (failed)
-			SCN_FAIL("ep%d wr %u: no error completion after an error", e, k);
+			return scn_fail(why, len,
+					"ep%d wr %u: no error completion after an error", e, k);
 		if (!cqe && (w->wr.send_flags & SOFTRC_SEND_SIGNALED))
-			SCN_FAIL("ep%d wr %u: signaled WR never completed", e, k);
+			return scn_fail(why, len, "ep%d wr %u: signaled WR never completed", e, k);
 		if (cqe && !(w->wr.send_flags & SOFTRC_SEND_SIGNALED))
-			SCN_FAIL("ep%d wr %u: unsignaled success completed", e, k);
+			return scn_fail(why, len, "ep%d wr %u: unsignaled success completed", e, k);
 		if (w->bad)
-			SCN_FAIL("ep%d wr %u: injected error succeeded", e, k);
+			return scn_fail(why, len, "ep%d wr %u: injected error succeeded", e, k);
 		if (cqe && cqe->opcode != softrc_wc_opcode_of(w->wr.opcode))
-			SCN_FAIL("ep%d wr %u: opcode %u", e, k, cqe->opcode);
+			return scn_fail(why, len, "ep%d wr %u: opcode %u", e, k, cqe->opcode);
 		if (scn_check_data(s, w, why, len))
 			return -1;
 	}
 	for (; c < ep->ncqe; c++)
 		if (!(ep->cqe[c].c.flags & SOFTRC_CQE_RECV))
-			SCN_FAIL("ep%d: extra or out-of-order send completion %llu",
+			return scn_fail(why, len,
+					"ep%d: extra or out-of-order send completion %llu",
 				 e, (unsigned long long)ep->cqe[c].c.wr_id);
 	return 0;
 }
@@ -388,12 +403,13 @@ static int scn_check_recv(struct scn *s, int e, const struct softrc_cqe *cqe,
 	    (imm && cqe->imm != w->wr.imm) ||
 	    !!(cqe->flags & SOFTRC_CQE_WITH_INV) != inv ||
 	    (inv && cqe->inv_rkey != w->wr.inv_rkey))
-		SCN_FAIL("ep%d recv %llu: completion fields", e,
+		return scn_fail(why, len, "ep%d recv %llu: completion fields", e,
 			 (unsigned long long)cqe->wr_id);
 	if (!wimm && (!scn_eq(ep->mem + w->recv_off, src->mem + w->local_off,
 			      w->wr.length) ||
 		      !scn_once(ep->touch + w->recv_off, w->wr.length)))
-		SCN_FAIL("ep%d recv %llu: data", e, (unsigned long long)cqe->wr_id);
+		return scn_fail(why, len,
+				"ep%d recv %llu: data", e, (unsigned long long)cqe->wr_id);
 	return 0;
 }
 
@@ -411,26 +427,26 @@ static int scn_check_recvs(struct scn *s, int e, char *why, size_t len)
 		if (!(cqe->flags & SOFTRC_CQE_RECV))
 			continue;
 		if (cqe->wr_id != next++)
-			SCN_FAIL("ep%d: recv completion %llu out of order", e,
+			return scn_fail(why, len, "ep%d: recv completion %llu out of order", e,
 				 (unsigned long long)cqe->wr_id);
 		if (cqe->status == SOFTRC_WC_SUCCESS) {
 			if (failed)
-				SCN_FAIL("ep%d: recv success after error", e);
+				return scn_fail(why, len, "ep%d: recv success after error", e);
 			if (scn_check_recv(s, e, cqe, why, len))
 				return -1;
 			continue;
 		}
 		if (!s->injected && !s->lossy)
-			SCN_FAIL("ep%d recv %llu: status %u", e,
+			return scn_fail(why, len, "ep%d recv %llu: status %u", e,
 				 (unsigned long long)cqe->wr_id, cqe->status);
 		if (cqe->status != SOFTRC_WC_WR_FLUSH_ERR &&
 		    !(s->w[s->recv_of[e][cqe->wr_id]].bad))
-			SCN_FAIL("ep%d recv %llu: status %u", e,
+			return scn_fail(why, len, "ep%d recv %llu: status %u", e,
 				 (unsigned long long)cqe->wr_id, cqe->status);
 		failed = true;
 	}
 	if (ep->errored && next != ep->nrecv_posted)
-		SCN_FAIL("ep%d: QP in ERROR with receives not flushed", e);
+		return scn_fail(why, len, "ep%d: QP in ERROR with receives not flushed", e);
 	return 0;
 }
 
@@ -441,20 +457,21 @@ static int scn_check(struct scn *s, char *why, size_t len)
 	u64 i;
 
 	if (sim->violations)
-		SCN_FAIL("%s", sim->why);
+		return scn_fail(why, len, "%s", sim->why);
 	for (e = 0; e < 2; e++) {
 		struct sim_ep *ep = &sim->ep[e];
 
 		if (!ep->errored && !softrc_core_idle(&ep->qp))
-			SCN_FAIL("ep%d hung: head %u tail %u una %x next %x state %s",
+			return scn_fail(why, len,
+					"ep%d hung: head %u tail %u una %x next %x state %s",
 				 e, ep->qp.req.head, ep->qp.req.tail,
 				 ep->qp.req.una, ep->qp.req.psn_next,
 				 softrc_req_state_names[ep->qp.req.state]);
 		if (ep->errored && !s->lossy && !s->injected)
-			SCN_FAIL("ep%d in ERROR without cause", e);
+			return scn_fail(why, len, "ep%d in ERROR without cause", e);
 		for (i = 0; i < ep->mem_len; i++)
 			if (ep->touch[i] > 1)
-				SCN_FAIL("ep%d: byte %llu written %u times", e,
+				return scn_fail(why, len, "ep%d: byte %llu written %u times", e,
 					 (unsigned long long)i, ep->touch[i]);
 		if (scn_check_sends(s, e, why, len) ||
 		    scn_check_recvs(s, e, why, len))

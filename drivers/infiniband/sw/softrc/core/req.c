@@ -193,12 +193,14 @@ static u8 softrc_write_opcode(const struct softrc_send_wr *wr, bool first,
 static void softrc_req_pkt_init(struct softrc_core_qp *qp,
 				struct softrc_pkt *pkt, u8 opcode)
 {
+	const struct softrc_req *req = &qp->req;
+
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->opcode = opcode;
 	pkt->op = softrc_opcode_get(opcode);
 	pkt->pkey = qp->attr.pkey;
 	pkt->dqpn = qp->attr.dqpn;
-	pkt->psn = qp->req.cur_psn;
+	pkt->psn = req->cur_psn;
 }
 
 /* One SEND/WRITE packet: RETH on FIRST/ONLY only [003, 004 Q2]. */
