@@ -11,6 +11,7 @@
 #
 # KDIR selects the kernel build tree: the running kernel's if it has
 # one, else Debian 12's 6.1.0-57-amd64 headers (installed if missing).
+SHELL		:= /bin/bash
 KVER_DEBIAN	:= 6.1.0-57-amd64
 KDIR		?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 			/usr/src/linux-headers-$(KVER_DEBIAN))
