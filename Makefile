@@ -38,31 +38,36 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	rm -rf build
 
-# check: W=1 build with warnings as errors, then every suite. Each suite
-# writes KTAP to build/results/; the summary counts every result line.
+# check: W=1 build with warnings as errors, then every suite. Each step
+# writes KTAP to build/results/NAME.ktap; a step that exits non-zero adds
+# a failing result of its own, so a suite that cannot even start still
+# counts. The summary line counts every result.
+RUN_STEP = { $(2); } 2>&1 | tee $(RESULTS)/$(1).ktap; rc=$${PIPESTATUS[0]}; \
+	[ $$rc -eq 0 ] || echo "not ok 1 $(1): step exited with status $$rc" | \
+	tee -a $(RESULTS)/$(1).ktap
+
 check: deps
-	@mkdir -p build
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	$(MAKE) -C $(KDIR) M=$(TOP) W=1 KCFLAGS=-Werror modules
-	-$(MAKE) --no-print-directory check-host
-	-$(MAKE) --no-print-directory check-harness
-	-$(MAKE) --no-print-directory check-vm
+	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
+	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
+	@$(MAKE) --no-print-directory check-vm
 	@$(SUMMARY) $(RESULTS)/*.ktap
 
 check-host:
 	@mkdir -p $(RESULTS)
-	$(MAKE) -C selftests/core all
-	$(MAKE) -s -C selftests/core run 2>&1 | tee $(RESULTS)/host.ktap
+	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
 
 check-harness:
 	@mkdir -p $(RESULTS)
-	selftests/harness/vm_harness.sh 2>&1 | tee $(RESULTS)/harness.ktap
+	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
 
+# All VM suites run in one guest boot; the guest's own verdict (finished,
+# kernel log clean) becomes two more results.
 check-vm: modules
 	@mkdir -p $(RESULTS)
-	tools/vm/run.sh --timeout 900 -- selftests/vm/run_all.sh 2>&1 | \
-		tee $(RESULTS)/vm.log; \
-	echo "$${PIPESTATUS[0]}" > $(RESULTS)/vm.status
+	@tools/vm/run.sh --timeout 1800 -- selftests/vm/run_all.sh 2>&1 | \
+		tee $(RESULTS)/vm.log; echo "$${PIPESTATUS[0]}" > $(RESULTS)/vm.status
 	@tools/testing/vm-ktap $(RESULTS)/vm.log $(RESULTS)/vm.status \
 		> $(RESULTS)/vm.ktap
 
