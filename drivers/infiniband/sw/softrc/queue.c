@@ -230,6 +230,7 @@ int softrc_queue_move(struct softrc_queue *dst, struct softrc_queue *src)
 	dst->cons = 0;
 	/* release: the copied slots before the indices that expose them */
 	smp_store_release(&dst->buf->consumer_index, 0);
+	/* release: as above, for the producer index */
 	smp_store_release(&dst->buf->producer_index, n);
 	return 0;
 }

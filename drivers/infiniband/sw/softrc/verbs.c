@@ -14,8 +14,10 @@
 
 #include "softrc.h"
 #include "ah.h"
+#include "cq.h"
 #include "mr.h"
 #include "queue.h"
+#include "srq.h"
 
 /* rdma-core's librxe accepts exactly this uverbs ABI (kernel rxe's value). */
 #define SOFTRC_UVERBS_ABI_VERSION 2
@@ -156,26 +158,38 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.alloc_pd = softrc_alloc_pd,
 	.alloc_ucontext = softrc_alloc_ucontext,
 	.create_ah = softrc_create_ah,
+	.create_cq = softrc_create_cq,
+	.create_srq = softrc_create_srq,
 	.create_user_ah = softrc_create_ah,
 	.dealloc_driver = softrc_dev_dealloc,
 	.dealloc_pd = softrc_dealloc_pd,
 	.dealloc_ucontext = softrc_dealloc_ucontext,
 	.dereg_mr = softrc_dereg_mr,
 	.destroy_ah = softrc_destroy_ah,
+	.destroy_cq = softrc_destroy_cq,
+	.destroy_srq = softrc_destroy_srq,
 	.enable_driver = softrc_enable_driver,
 	.get_dma_mr = softrc_get_dma_mr,
 	.get_link_layer = softrc_get_link_layer,
 	.get_port_immutable = softrc_get_port_immutable,
 	.mmap = softrc_mmap,
 	.mmap_free = softrc_mmap_free,
+	.modify_srq = softrc_modify_srq,
+	.poll_cq = softrc_poll_cq,
+	.post_srq_recv = softrc_post_srq_recv,
 	.query_ah = softrc_query_ah,
-	.reg_user_mr = softrc_reg_user_mr,
 	.query_device = softrc_query_device,
 	.query_pkey = softrc_query_pkey,
 	.query_port = softrc_query_port,
+	.query_srq = softrc_query_srq,
+	.reg_user_mr = softrc_reg_user_mr,
+	.req_notify_cq = softrc_req_notify_cq,
+	.resize_cq = softrc_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, softrc_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, softrc_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, softrc_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_srq, softrc_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, softrc_ucontext, ibuc),
 };
 
