@@ -44,7 +44,7 @@ static void softrc_wc_to_user(struct ib_uverbs_wc *uwc, const struct ib_wc *wc)
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
 		uwc->ex.invalidate_rkey = wc->ex.invalidate_rkey;
 	else
-		uwc->ex.imm_data = (__force __u32)wc->ex.imm_data;
+		uwc->ex.imm_data = wc->ex.imm_data;
 	uwc->qp_num = wc->qp ? wc->qp->qp_num : 0;
 	uwc->src_qp = wc->src_qp;
 	uwc->wc_flags = softrc_wc_flags_to_user(wc->wc_flags);
