@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The engine's callbacks (struct softrc_core_ops): packets out, memory
+ * checks and payload placement, atomics, invalidation, completions,
+ * timers and the ERROR transition.
+ *
+ * Context: every callback runs inside an engine call, so with qp->lock
+ * held (asserted), in process context with BH off or in softirq; none
+ * sleeps. The receive context @rx is a struct softrc_rx (net.c) naming
+ * the sk_buff being processed.
+ *
+ * Touches: MRs through mr.h (lookup, check, copy, atomic, invalidate;
+ * references dropped before returning), the QP's send/receive shadows,
+ * its pending-completion queue (handed to the CQs after the lock is
+ * dropped), its timers, and the transmit path of net.c.
+ */
+#include <linux/skbuff.h>
+
+#include "qp.h"
+#include "net.h"
+#include "mr.h"
+
+static struct softrc_qp *softrc_glue_qp(void *ctx)
+{
+	struct softrc_qp *qp = ctx;
+
+	lockdep_assert_held(&qp->lock);
+	return qp;
+}
+
+/* ---- memory helpers ----------------------------------------------- */
+
+/*
+ * Move @len bytes between local key memory (@lkey, @va) and @buf, or from
+ * the skb when @skb is set. Kernel QPs may name kernel virtual addresses
+ * with the device's local DMA key.
+ */
+static int softrc_glue_lkey_io(struct softrc_qp *qp, u32 lkey, u64 va,
+			       void *buf, struct sk_buff *skb, int skb_off,
+			       u32 len, enum softrc_copy_dir dir)
+{
+	struct softrc_mr *mr;
+	int err;
+
+	if (!qp->is_user && lkey == qp->sdev->ib_dev.local_dma_lkey) {
+		void *p = (void *)(uintptr_t)va;
+
+		if (skb)
+			return skb_copy_bits(skb, skb_off, p, len);
+		if (dir == SOFTRC_TO_MR)
+			memcpy(p, buf, len);
+		else
+			memcpy(buf, p, len);
+		return 0;
+	}
+	mr = softrc_mr_get(qp->sdev, lkey);
+	if (!mr)
+		return -EINVAL;
+	if (skb)
+		err = softrc_mr_copy_skb(mr, va, skb, skb_off, len);
+	else
+		err = softrc_mr_copy(mr, va, buf, len, dir);
+	softrc_mr_put(mr);
+	return err;
+}
+
+/*
+ * Walk an SGE list from byte @off for @len bytes, moving each piece
+ * between the SGE's memory and @buf (or the skb at @skb_off).
+ */
+static int softrc_glue_sge_io(struct softrc_qp *qp, const struct ib_sge *sge,
+			      u32 nsge, u64 off, u8 *buf, struct sk_buff *skb,
+			      int skb_off, u32 len, enum softrc_copy_dir dir)
+{
+	u32 i, n;
+	int err;
+
+	for (i = 0; i < nsge && off >= sge[i].length; i++)
+		off -= sge[i].length;
+	for (; len && i < nsge; i++, off = 0) {
+		n = min_t(u64, len, sge[i].length - off);
+		if (!n)
+			continue;
+		err = softrc_glue_lkey_io(qp, sge[i].lkey, sge[i].addr + off,
+					  buf, skb, skb_off, n, dir);
+		if (err)
+			return err;
+		if (buf)
+			buf += n;
+		skb_off += n;
+		len -= n;
+	}
+	return len ? -EINVAL : 0;
+}
+
+/* Fill @dst with the payload the engine names (TX). */
+int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
+{
+	struct softrc_sq_shadow *sh;
+	struct softrc_mr *mr;
+	int err;
+
+	switch (pl->kind) {
+	case SOFTRC_BUF_SEND_WQE:
+		sh = &qp->sqs[pl->slot];
+		if (sh->flags & SOFTRC_SQS_INLINE) {
+			if (pl->addr + pl->len > sh->length)
+				return -EINVAL;
+			memcpy(dst, (u8 *)softrc_qp_sq_sge(qp, pl->slot) + pl->addr,
+			       pl->len);
+			return 0;
+		}
+		return softrc_glue_sge_io(qp, softrc_qp_sq_sge(qp, pl->slot),
+					  sh->num_sge, pl->addr, dst, NULL, 0,
+					  pl->len, SOFTRC_FROM_MR);
+	case SOFTRC_BUF_MR:
+		mr = softrc_mr_get(qp->sdev, pl->rkey);
+		if (!mr)
+			return -EINVAL;
+		err = softrc_mr_copy(mr, pl->addr, dst, pl->len, SOFTRC_FROM_MR);
+		softrc_mr_put(mr);
+		return err;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* ---- the callbacks ------------------------------------------------- */
+
+static void softrc_glue_xmit(void *ctx, const struct softrc_pkt *pkt,
+			     const struct softrc_buf *payload)
+{
+	softrc_net_xmit(softrc_glue_qp(ctx), pkt, payload);
+}
+
+static int softrc_glue_mr_check(void *ctx, u32 rkey, u64 va, u32 len,
+				u32 access)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	struct softrc_mr *mr;
+	int err;
+
+	/* the QP must allow the operation too (IB_QP_ACCESS_FLAGS) */
+	if ((access & qp->attr.qp_access_flags) != access)
+		return -EACCES;
+	mr = softrc_mr_get(qp->sdev, rkey);
+	if (!mr)
+		return -EINVAL;
+	err = softrc_mr_check(mr, qp->ibqp.pd, rkey, va, len, access);
+	softrc_mr_put(mr);
+	return err;
+}
+
+static void softrc_glue_place(void *ctx, const struct softrc_buf *dst,
+			      void *rx, u32 pkt_off)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	struct softrc_rx *r = rx;
+	int off = r->bth_off + pkt_off;
+	struct softrc_rwqe *rw;
+	struct softrc_mr *mr;
+	int err = -EINVAL;
+
+	switch (dst->kind) {
+	case SOFTRC_BUF_RECV_WQE:
+		rw = softrc_qp_rwqe(qp, dst->slot);
+		err = softrc_glue_sge_io(qp, rw->sge, rw->num_sge, dst->addr,
+					 NULL, r->skb, off, dst->len,
+					 SOFTRC_TO_MR);
+		break;
+	case SOFTRC_BUF_SEND_WQE:
+		err = softrc_glue_sge_io(qp, softrc_qp_sq_sge(qp, dst->slot),
+					 qp->sqs[dst->slot].num_sge, dst->addr,
+					 NULL, r->skb, off, dst->len,
+					 SOFTRC_TO_MR);
+		break;
+	case SOFTRC_BUF_MR:
+		mr = softrc_mr_get(qp->sdev, dst->rkey);
+		if (mr) {
+			err = softrc_mr_copy_skb(mr, dst->addr, r->skb, off,
+						 dst->len);
+			softrc_mr_put(mr);
+		}
+		break;
+	default:
+		break;
+	}
+	if (err)
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+}
+
+static u64 softrc_glue_atomic(void *ctx, u32 rkey, u64 va, bool cmp_swap,
+			      u64 swap_add, u64 compare)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	struct softrc_mr *mr;
+	u64 orig = 0;
+
+	mr = softrc_mr_get(qp->sdev, rkey);
+	if (!mr) {
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+		return 0;
+	}
+	if (softrc_mr_atomic(mr, va, cmp_swap, swap_add, compare, &orig))
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+	softrc_mr_put(mr);
+	return orig;
+}
+
+static void softrc_glue_atomic_result(void *ctx, u32 slot, u64 orig)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	const struct ib_sge *sge = softrc_qp_sq_sge(qp, slot);
+
+	if (qp->sqs[slot].num_sge != 1 ||
+	    softrc_glue_lkey_io(qp, sge->lkey, sge->addr, &orig, NULL, 0,
+				sizeof(orig), SOFTRC_TO_MR))
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+}
+
+static int softrc_glue_invalidate(void *ctx, u32 rkey)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+
+	return softrc_mr_invalidate(qp->sdev, qp->ibqp.pd, rkey);
+}
+
+static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	struct softrc_pwc e = {
+		.wr_id = cqe->wr_id,
+		.status = cqe->status,
+		.opcode = cqe->opcode,
+		.byte_len = cqe->byte_len,
+	};
+
+	if (cqe->flags & SOFTRC_CQE_RECV) {
+		e.flags = SOFTRC_PWC_RECV;
+		if (test_bit(cqe->slot, qp->rq_bad) &&
+		    cqe->status == IB_WC_LOC_LEN_ERR)
+			e.status = IB_WC_LOC_PROT_ERR;
+		if (qp->rx_se && cqe->status == IB_WC_SUCCESS)
+			e.flags |= SOFTRC_PWC_SOLICITED;
+		if (cqe->flags & SOFTRC_CQE_WITH_IMM) {
+			e.flags |= SOFTRC_PWC_IMM;
+			e.ex = (__force u32)cqe->imm;
+		} else if (cqe->flags & SOFTRC_CQE_WITH_INV) {
+			e.flags |= SOFTRC_PWC_INV;
+			e.ex = cqe->inv_rkey;
+		}
+	} else {
+		const struct softrc_sq_shadow *sh = &qp->sqs[cqe->slot];
+
+		if (cqe->status == IB_WC_SUCCESS &&
+		    !(sh->flags & SOFTRC_SQS_SIGNALED))
+			return;
+		if (cqe->status == IB_WC_SUCCESS)
+			e.byte_len = sh->length;
+		if (sh->opcode == IB_WR_SEND_WITH_IMM ||
+		    sh->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+			e.flags |= SOFTRC_PWC_IMM;
+	}
+	softrc_qp_push_wc(qp, &e);
+}
+
+static void softrc_glue_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
+{
+	softrc_timers_arm(softrc_glue_qp(ctx), id, deadline);
+}
+
+/*
+ * The engine entered ERROR (a fatal completion or remote error, or a
+ * modify to ERR). Receive WQEs still in a user RQ ring flush too. A
+ * transport error is reported through the failed completion (IBTA
+ * o10-2.2: the error completion is the notification); no async event.
+ */
+static void softrc_glue_qp_error(void *ctx)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+
+	qp->state = IB_QPS_ERR;
+	softrc_qp_flush_user_rq(qp);
+}
+
+const struct softrc_core_ops softrc_glue_ops = {
+	.xmit = softrc_glue_xmit,
+	.mr_check = softrc_glue_mr_check,
+	.place = softrc_glue_place,
+	.atomic = softrc_glue_atomic,
+	.atomic_result = softrc_glue_atomic_result,
+	.invalidate = softrc_glue_invalidate,
+	.complete = softrc_glue_complete,
+	.timer = softrc_glue_timer,
+	.qp_error = softrc_glue_qp_error,
+};

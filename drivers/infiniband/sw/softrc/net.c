@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RoCEv2 over UDP 4791: per-namespace tunnel sockets, the receive hook and
+ * the IPv4/IPv6 transmit path.
+ *
+ * Context:
+ *  - softrc_net_init/exit, softrc_net_dev_add/del: process context, may
+ *    sleep; softrc_net_mutex serializes them with the pernet exit hook.
+ *  - softrc_udp_encap_rcv: softirq (the UDP socket's encap_rcv), under
+ *    RCU; finds the device in its namespace's RCU list and the QP in the
+ *    device's QPN xarray (RCU + reference), then runs the engine under the
+ *    QP lock, flushes the coalesced ACK and lets the requester transmit.
+ *  - softrc_net_xmit: with a QP lock held (engine callback), process
+ *    context with BH off or softirq; builds IP + UDP + RoCE headers in one
+ *    linear skb, computes the ICRC over the final IP header (the IPv4 ID
+ *    is not masked by it) and hands the packet to ip_local_out /
+ *    ip6_local_out, which resolve the neighbour and queue it. A packet to
+ *    one of our own addresses is delivered by the local route through
+ *    `lo` back to our socket (loopback: client and server on one device).
+ *
+ * Touches: sockets, skbs, the device list of a namespace, QPs through
+ * qp.h and the engine.
+ */
+#include <linux/if_vlan.h>
+#include <linux/highmem.h>
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <net/addrconf.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/route.h>
+#include <net/udp.h>
+#include <net/udp_tunnel.h>
+
+#include "qp.h"
+#include "net.h"
+#include "core/icrc.h"
+
+/**
+ * struct softrc_net - the tunnel sockets of one network namespace
+ * @net:	the namespace (NULL once it is gone)
+ * @sock4:	UDP 4791 over IPv4
+ * @sock6:	UDP 4791 over IPv6 (NULL without IPv6)
+ * @devs:	struct softrc_dp of devices here (RCU readers, mutex writers)
+ * @users:	devices using it (softrc_net_mutex)
+ * @rcu:	frees it after the last receive-path reader
+ */
+struct softrc_net {
+	struct net *net;
+	struct socket *sock4;
+	struct socket *sock6;
+	struct list_head devs;
+	int users;
+	struct rcu_head rcu;
+};
+
+static DEFINE_MUTEX(softrc_net_mutex);
+static unsigned int softrc_net_id;
+
+static struct softrc_net **softrc_net_slot(struct net *net)
+{
+	return net_generic(net, softrc_net_id);
+}
+
+/* ---- receive --------------------------------------------------------- */
+
+/* The netdev a packet was addressed to: loopback packets come via `lo`. */
+static struct net_device *softrc_rx_netdev(struct sk_buff *skb, bool ipv6)
+{
+	struct net_device *dev = skb->dev;
+
+	if (!dev)
+		return NULL;
+	if (is_vlan_dev(dev))
+		dev = vlan_dev_real_dev(dev);
+	if (!(dev->flags & IFF_LOOPBACK))
+		return dev;
+	if (ipv6)
+		return ipv6_dev_find(dev_net(dev), &ipv6_hdr(skb)->daddr, NULL);
+	return __ip_dev_find(dev_net(dev), ip_hdr(skb)->daddr, false);
+}
+
+static struct softrc_dev *softrc_rx_dev(struct softrc_net *snet,
+					struct net_device *ndev)
+{
+	struct softrc_dp *dp;
+
+	list_for_each_entry_rcu(dp, &snet->devs, node)
+		if (dp->sdev->ndev == ndev)
+			return dp->sdev;
+	return NULL;
+}
+
+/* Continue CRC @crc over @len bytes of @skb at @off (linear and frags). */
+static u32 softrc_skb_crc(const struct sk_buff *skb, int off, int len, u32 crc)
+{
+	int hlen = skb_headlen(skb);
+	int i, n;
+
+	if (off < hlen) {
+		n = min(len, hlen - off);
+		crc = softrc_icrc_update(crc, skb->data + off, n);
+		off += n;
+		len -= n;
+	}
+	off -= hlen;
+	for (i = 0; len > 0 && i < skb_shinfo(skb)->nr_frags; i++) {
+		const skb_frag_t *f = &skb_shinfo(skb)->frags[i];
+		u32 p_off, p_len, copied;
+		struct page *p;
+		int fsize = skb_frag_size(f);
+
+		if (off >= fsize) {
+			off -= fsize;
+			continue;
+		}
+		n = min(len, fsize - off);
+		skb_frag_foreach_page(f, skb_frag_off(f) + off, n, p, p_off,
+				      p_len, copied) {
+			u8 *va = kmap_local_page(p);
+
+			crc = softrc_icrc_update(crc, va + p_off, p_len);
+			kunmap_local(va);
+		}
+		len -= n;
+		off = 0;
+	}
+	return crc;
+}
+
+/* ICRC check of the packet whose UDP header is at skb->data. */
+static bool softrc_rx_icrc_ok(struct sk_buff *skb, bool ipv6)
+{
+	int body = sizeof(struct udphdr) + SOFTRC_BTH_BYTES;
+	__le32 trailer;
+	const void *t;
+	u32 crc;
+
+	crc = softrc_icrc_begin(skb_network_header(skb), ipv6);
+	crc = softrc_skb_crc(skb, body, skb->len - body - SOFTRC_ICRC_BYTES,
+			     crc);
+	t = skb_header_pointer(skb, skb->len - SOFTRC_ICRC_BYTES,
+			       SOFTRC_ICRC_BYTES, &trailer);
+	return t && softrc_icrc_final(crc) == softrc_icrc_get(t);
+}
+
+/* Run one parsed packet through the QP's engine. */
+static void softrc_rx_qp(struct softrc_qp *qp, struct sk_buff *skb,
+			 const struct softrc_pkt *pkt)
+{
+	struct softrc_rx rx = { .skb = skb, .bth_off = sizeof(struct udphdr) };
+
+	spin_lock(&qp->lock);
+	if (!softrc_qp_rx_ok(qp)) {
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_drop_state);
+	} else {
+		if (softrc_pkt_has(pkt, SOFTRC_OPF_RECV))
+			softrc_qp_rq_refill(qp);
+		qp->rx_se = pkt->se;
+		softrc_core_rx(&qp->core, pkt, &rx, softrc_now());
+		qp->rx_se = false;
+		softrc_core_rx_flush(&qp->core);
+		softrc_qp_run_tx(qp);
+	}
+	spin_unlock(&qp->lock);
+	softrc_qp_drain_comps(qp);
+}
+
+/* A malformed packet with a valid BTH: the engine may NAK it. */
+static void softrc_rx_invalid(struct softrc_qp *qp, const struct softrc_pkt *pkt)
+{
+	spin_lock(&qp->lock);
+	if (softrc_qp_rx_ok(qp)) {
+		softrc_core_rx_invalid(&qp->core, pkt);
+		softrc_core_rx_flush(&qp->core);
+		softrc_qp_run_tx(qp);
+	}
+	spin_unlock(&qp->lock);
+	softrc_qp_drain_comps(qp);
+}
+
+/* Return: true if the packet was handed to a QP (even if it dropped it). */
+static bool softrc_rx(struct softrc_net *snet, struct sk_buff *skb)
+{
+	int udp = sizeof(struct udphdr);
+	bool ipv6 = ip_hdr(skb)->version == 6;
+	const struct softrc_opcode_info *op;
+	struct softrc_dev *sdev;
+	struct softrc_qp *qp;
+	struct softrc_pkt pkt;
+	struct softrc_bth *bth;
+	int status;
+
+	sdev = softrc_rx_dev(snet, softrc_rx_netdev(skb, ipv6));
+	if (!sdev)
+		return false;
+	if (skb->len < udp + SOFTRC_BTH_BYTES + SOFTRC_ICRC_BYTES ||
+	    !pskb_may_pull(skb, udp + SOFTRC_BTH_BYTES) ||
+	    (skb_has_frag_list(skb) && skb_linearize(skb))) {
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_drop_short);
+		return false;
+	}
+	/* the opcode's headers linear, so the parser sees them in one piece */
+	bth = (struct softrc_bth *)(skb->data + udp);
+	op = softrc_opcode_get(softrc_bth_opcode(bth));
+	if (op && skb->len >= udp + op->hdr_len + SOFTRC_ICRC_BYTES &&
+	    !pskb_may_pull(skb, udp + op->hdr_len)) {
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_drop_short);
+		return false;
+	}
+	if (!softrc_rx_icrc_ok(skb, ipv6)) {
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_bad_icrc);
+		return false;
+	}
+	bth = (struct softrc_bth *)(skb->data + udp);
+	qp = softrc_qp_get(sdev, softrc_bth_dqpn(bth));
+	if (!qp) {
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_drop_unknown_qp);
+		return false;
+	}
+	status = softrc_parse(bth, skb_headlen(skb) - udp, skb->len - udp,
+			      qp->pmtu, &pkt);
+	if (status) {
+		if (status < SOFTRC_PARSE_NR)
+			atomic64_inc(&sdev->dp->parse_rej[status]);
+		if (status > SOFTRC_PARSE_RESV7_SET)
+			softrc_rx_invalid(qp, &pkt);
+	} else {
+		softrc_rx_qp(qp, skb, &pkt);
+	}
+	softrc_qp_put(qp);
+	return !status;
+}
+
+/* encap_rcv: skb->data at the UDP header; 0 = consumed. */
+static int softrc_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct softrc_net *snet = rcu_dereference_sk_user_data(sk);
+
+	if (snet && softrc_rx(snet, skb))
+		consume_skb(skb);
+	else
+		kfree_skb(skb);
+	return 0;
+}
+
+/* ---- transmit -------------------------------------------------------- */
+
+static struct dst_entry *softrc_route4(struct softrc_qp *qp, struct net *net)
+{
+	struct flowi4 fl4 = {
+		.flowi4_oif = qp->sdev->ndev->ifindex,
+		.flowi4_proto = IPPROTO_UDP,
+		.flowi4_tos = RT_TOS(qp->av.tos),
+		.daddr = qp->av.daddr.v4,
+		.saddr = qp->av.saddr.v4,
+	};
+	struct rtable *rt;
+	__be32 saddr;
+
+	rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
+	if (rt)
+		return &rt->dst;
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt))
+		return NULL;
+	dst_cache_set_ip4(&qp->dst_cache, &rt->dst, fl4.saddr);
+	return &rt->dst;
+}
+
+static struct dst_entry *softrc_route6(struct softrc_qp *qp, struct net *net,
+				       struct sock *sk)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	struct flowi6 fl6 = {
+		.flowi6_oif = qp->sdev->ndev->ifindex,
+		.flowi6_proto = IPPROTO_UDP,
+		.daddr = qp->av.daddr.v6,
+		.saddr = qp->av.saddr.v6,
+	};
+	struct dst_entry *dst;
+	struct in6_addr saddr;
+
+	dst = dst_cache_get_ip6(&qp->dst_cache, &saddr);
+	if (dst)
+		return dst;
+	dst = ip6_dst_lookup_flow(net, sk, &fl6, NULL);
+	if (IS_ERR(dst))
+		return NULL;
+	dst_cache_set_ip6(&qp->dst_cache, dst, &fl6.saddr);
+	return dst;
+#else
+	return NULL;
+#endif
+}
+
+static void softrc_push_udp(struct softrc_qp *qp, struct sk_buff *skb)
+{
+	struct udphdr *uh = skb_push(skb, sizeof(*uh));
+
+	skb_reset_transport_header(skb);
+	uh->source = htons(qp->sport);
+	uh->dest = htons(SOFTRC_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+static void softrc_push_ip4(struct softrc_qp *qp, struct net *net,
+			    struct sk_buff *skb)
+{
+	struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = qp->av.tos;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = qp->av.ttl;
+	iph->protocol = IPPROTO_UDP;
+	iph->check = 0;
+	iph->saddr = qp->av.saddr.v4;
+	iph->daddr = qp->av.daddr.v4;
+	__ip_select_ident(net, iph, 1);
+	skb->protocol = htons(ETH_P_IP);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+}
+
+static void softrc_push_ip6(struct softrc_qp *qp, struct sk_buff *skb)
+{
+	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, qp->av.tos, htonl(qp->av.flow_label));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = qp->av.ttl;
+	ip6h->saddr = qp->av.saddr.v6;
+	ip6h->daddr = qp->av.daddr.v6;
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+}
+
+/* Build and send one packet of @qp (engine xmit callback). */
+void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
+		     const struct softrc_buf *payload)
+{
+	struct softrc_dev *sdev = qp->sdev;
+	struct softrc_net *snet = sdev->dp->snet;
+	struct net *net = dev_net(sdev->ndev);
+	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
+	u32 l3 = qp->av.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	struct socket *sock = qp->av.ipv6 ? snet->sock6 : snet->sock4;
+	struct dst_entry *dst;
+	struct sk_buff *skb;
+	u32 hlen, head;
+	u8 *p;
+	int err;
+
+	lockdep_assert_held(&qp->lock);
+	if (!sock) {
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
+		return;
+	}
+	dst = qp->av.ipv6 ? softrc_route6(qp, net, sock->sk) :
+			    softrc_route4(qp, net);
+	if (!dst) {
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
+		return;
+	}
+	head = LL_RESERVED_SPACE(dst->dev) + l3 + sizeof(struct udphdr);
+	skb = alloc_skb(head + SOFTRC_HDRS_MAX + plen + pad + SOFTRC_ICRC_BYTES,
+			GFP_ATOMIC);
+	if (!skb) {
+		dst_release(dst);
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_alloc);
+		return;
+	}
+	skb_reserve(skb, head);
+	hlen = softrc_build_hdrs(pkt, skb->data);
+	skb_put(skb, hlen);
+	if (plen) {
+		p = skb_put(skb, plen);
+		if (softrc_glue_fill(qp, payload, p)) {
+			memset(p, 0, plen);
+			softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_mem_errors);
+		}
+	}
+	if (pad)
+		memset(skb_put(skb, pad), 0, pad);
+	skb_put(skb, SOFTRC_ICRC_BYTES);
+
+	softrc_push_udp(qp, skb);
+	if (qp->av.ipv6)
+		softrc_push_ip6(qp, skb);
+	else
+		softrc_push_ip4(qp, net, skb);
+	softrc_icrc_put(skb_tail_pointer(skb) - SOFTRC_ICRC_BYTES,
+			softrc_icrc_calc(skb->data, qp->av.ipv6,
+					 skb->len - SOFTRC_ICRC_BYTES));
+	skb->ip_summed = CHECKSUM_NONE;
+	skb_dst_set(skb, dst);
+
+	if (qp->av.ipv6)
+		err = ip6_local_out(net, sock->sk, skb);
+	else
+		err = ip_local_out(net, sock->sk, skb);
+	if (unlikely(net_xmit_eval(err)))
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_xmit);
+}
+
+/* ---- sockets and namespaces ------------------------------------------ */
+
+static struct socket *softrc_sock_open(struct net *net, struct softrc_net *snet,
+				       bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.sk_user_data = snet,
+		.encap_type = 1,
+		.encap_rcv = softrc_udp_encap_rcv,
+	};
+	struct udp_port_cfg cfg = {
+		.local_udp_port = htons(SOFTRC_UDP_PORT),
+	};
+	struct socket *sock;
+	int err;
+
+	if (ipv6) {
+		cfg.family = AF_INET6;
+		cfg.ipv6_v6only = 1;
+		/* rxe sends zero UDP checksums over IPv6 too */
+		cfg.use_udp6_rx_checksums = 0;
+	} else {
+		cfg.family = AF_INET;
+		cfg.local_ip.s_addr = htonl(INADDR_ANY);
+	}
+	err = udp_sock_create(net, &cfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+	setup_udp_tunnel_sock(net, sock, &tcfg);
+	return sock;
+}
+
+static void softrc_net_close(struct softrc_net *snet)
+{
+	if (snet->sock4)
+		udp_tunnel_sock_release(snet->sock4);
+	if (snet->sock6)
+		udp_tunnel_sock_release(snet->sock6);
+	snet->sock4 = NULL;
+	snet->sock6 = NULL;
+}
+
+/* The sockets of @net, created on first use. */
+static struct softrc_net *softrc_net_get(struct net *net)
+{
+	struct softrc_net **slot = softrc_net_slot(net);
+	struct softrc_net *snet = *slot;
+	struct socket *sock;
+
+	lockdep_assert_held(&softrc_net_mutex);
+	if (snet) {
+		snet->users++;
+		return snet;
+	}
+	snet = kzalloc(sizeof(*snet), GFP_KERNEL);
+	if (!snet)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&snet->devs);
+	snet->net = net;
+	sock = softrc_sock_open(net, snet, false);
+	if (IS_ERR(sock)) {
+		pr_err("cannot bind UDP port %d: %ld\n", SOFTRC_UDP_PORT,
+		       PTR_ERR(sock));
+		kfree(snet);
+		return ERR_CAST(sock);
+	}
+	snet->sock4 = sock;
+	sock = softrc_sock_open(net, snet, true);
+	if (IS_ERR(sock))
+		pr_info("no IPv6 UDP socket (%ld): IPv4 only\n", PTR_ERR(sock));
+	else
+		snet->sock6 = sock;
+	snet->users = 1;
+	*slot = snet;
+	return snet;
+}
+
+static void softrc_net_put(struct softrc_net *snet)
+{
+	lockdep_assert_held(&softrc_net_mutex);
+	if (--snet->users)
+		return;
+	if (snet->net) {
+		*softrc_net_slot(snet->net) = NULL;
+		softrc_net_close(snet);
+	}
+	kfree_rcu(snet, rcu);
+}
+
+/**
+ * softrc_net_dev_add() - set up the data path of a device before it is
+ * registered: QPN table, counters, and its namespace's UDP sockets
+ * @sdev:	the device; sdev->ndev is set
+ *
+ * Return: 0, -ENOMEM, or the socket error (port 4791 taken).
+ */
+int softrc_net_dev_add(struct softrc_dev *sdev)
+{
+	struct softrc_net *snet;
+	struct softrc_dp *dp;
+
+	dp = kzalloc(sizeof(*dp), GFP_KERNEL);
+	if (!dp)
+		return -ENOMEM;
+	dp->sdev = sdev;
+	xa_init_flags(&dp->qp_xa, XA_FLAGS_ALLOC);
+	spin_lock_init(&dp->dead_lock);
+
+	mutex_lock(&softrc_net_mutex);
+	snet = softrc_net_get(dev_net(sdev->ndev));
+	if (IS_ERR(snet)) {
+		mutex_unlock(&softrc_net_mutex);
+		kfree(dp);
+		return PTR_ERR(snet);
+	}
+	dp->snet = snet;
+	sdev->dp = dp;
+	list_add_tail_rcu(&dp->node, &snet->devs);
+	mutex_unlock(&softrc_net_mutex);
+	return 0;
+}
+
+/* Undo softrc_net_dev_add (every QP is gone); safe to call twice. */
+void softrc_net_dev_del(struct softrc_dev *sdev)
+{
+	struct softrc_dp *dp = sdev->dp;
+
+	if (!dp)
+		return;
+	mutex_lock(&softrc_net_mutex);
+	list_del_rcu(&dp->node);
+	softrc_net_put(dp->snet);
+	mutex_unlock(&softrc_net_mutex);
+	synchronize_rcu();
+	WARN_ON(!xa_empty(&dp->qp_xa));
+	xa_destroy(&dp->qp_xa);
+	sdev->dp = NULL;
+	kfree(dp);
+}
+
+/* A namespace goes away: close its sockets; devices keep the struct. */
+static void __net_exit softrc_net_ns_exit(struct net *net)
+{
+	struct softrc_net *snet;
+
+	mutex_lock(&softrc_net_mutex);
+	snet = *softrc_net_slot(net);
+	if (snet) {
+		softrc_net_close(snet);
+		snet->net = NULL;
+		*softrc_net_slot(net) = NULL;
+	}
+	mutex_unlock(&softrc_net_mutex);
+}
+
+static struct pernet_operations softrc_net_ops = {
+	.exit = softrc_net_ns_exit,
+	.id = &softrc_net_id,
+	.size = sizeof(struct softrc_net *),
+};
+
+int softrc_net_init(void)
+{
+	return register_pernet_subsys(&softrc_net_ops);
+}
+
+void softrc_net_exit(void)
+{
+	unregister_pernet_subsys(&softrc_net_ops);
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The network side of a device: one UDP 4791 tunnel socket per network
+ * namespace, the receive hook that demultiplexes RoCEv2 packets to QPs,
+ * and the IPv4/IPv6 transmit of packets the engine builds.
+ *
+ * Context: softrc_net_dev_add/del and softrc_net_init/exit run in process
+ * context (device registration, module init/exit). softrc_net_xmit runs
+ * with a QP lock held (process context with BH off, or softirq). The
+ * receive hook runs in softirq.
+ */
+#ifndef SOFTRC_NET_H
+#define SOFTRC_NET_H
+
+#include <linux/xarray.h>
+
+#include "softrc.h"
+#include "core/parse.h"
+#include "core/qp.h"
+
+#define SOFTRC_UDP_PORT		4791
+
+/*
+ * X(name): device-level receive drops and transmit problems, shown by
+ * `rdma statistic show link DEV/1` after the engine's counters.
+ */
+#define SOFTRC_DEV_COUNTERS(X)						\
+	X(rx_bad_icrc)		/* ICRC mismatch */			\
+	X(rx_drop_short)	/* shorter than UDP + BTH + ICRC */	\
+	X(rx_drop_unknown_qp)	/* no such QP on this device */	\
+	X(rx_drop_state)	/* QP in RESET or INIT */		\
+	X(rx_drop_no_dev)	/* no softrc device for the netdev */	\
+	X(tx_drop_route)	/* no route to the destination */	\
+	X(tx_drop_alloc)	/* skb allocation failed */		\
+	X(tx_drop_xmit)		/* the IP stack refused the packet */	\
+	X(tx_mem_errors)	/* payload memory unreadable at TX */	\
+	X(rx_mem_errors)	/* payload memory unwritable at RX */
+
+#define SOFTRC__DEVCNT_ENUM(n) SOFTRC_DEVCNT_##n,
+enum softrc_dev_counter {
+	SOFTRC_DEV_COUNTERS(SOFTRC__DEVCNT_ENUM)
+	SOFTRC_DEVCNT_NR
+};
+#undef SOFTRC__DEVCNT_ENUM
+
+struct softrc_net;
+
+/**
+ * struct softrc_dp - the data-path state of one device (sdev->dp)
+ * @sdev:	the device
+ * @snet:	its namespace's socket pair (referenced)
+ * @node:	entry in @snet's device list (RCU)
+ * @qp_xa:	QPN -> struct softrc_qp (RCU lookup; entries only when built)
+ * @qp_next:	cyclic QPN allocation cursor
+ * @cnt:	SOFTRC_DEV_COUNTERS
+ * @parse_rej:	receive drops per softrc_parse() reject reason
+ * @dead:	engine counters of destroyed QPs, summed
+ * @dead_lock:	protects @dead
+ */
+struct softrc_dp {
+	struct softrc_dev *sdev;
+	struct softrc_net *snet;
+	struct list_head node;
+	struct xarray qp_xa;
+	u32 qp_next;
+	atomic64_t cnt[SOFTRC_DEVCNT_NR];
+	atomic64_t parse_rej[SOFTRC_PARSE_NR];
+	u64 dead[SOFTRC_CORE_NR_COUNTERS];
+	spinlock_t dead_lock;
+};
+
+static inline void softrc_dev_count(struct softrc_dev *sdev,
+				    enum softrc_dev_counter c)
+{
+	atomic64_inc(&sdev->dp->cnt[c]);
+}
+
+struct softrc_qp;
+struct softrc_pkt;
+struct softrc_buf;
+
+/**
+ * struct softrc_rx - the engine's receive context (its @rx argument)
+ * @skb:	the packet, skb->data at the UDP header
+ * @bth_off:	offset of the BTH from skb->data
+ */
+struct softrc_rx {
+	struct sk_buff *skb;
+	int bth_off;
+};
+
+/* net.c */
+int softrc_net_init(void);
+void softrc_net_exit(void);
+int softrc_net_dev_add(struct softrc_dev *sdev);
+void softrc_net_dev_del(struct softrc_dev *sdev);
+void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
+		     const struct softrc_buf *payload);
+
+/* glue.c: payload into the skb */
+int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *payload,
+		     u8 *dst);
+
+/* stats.c */
+struct rdma_hw_stats *softrc_alloc_hw_port_stats(struct ib_device *ibdev,
+						 u32 port);
+int softrc_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+			u32 port, int index);
+void softrc_stats_qp_dead(struct softrc_qp *qp);
+
+#endif /* SOFTRC_NET_H */

@@ -1,0 +1,1254 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RC queue pairs: create/modify/query/destroy with the IBTA state machine,
+ * the QPN table, and the posting paths (kernel WR lists, the user SQ/RQ
+ * rings of the rxe ABI, SRQs) that feed the protocol engine.
+ *
+ * Context: the verbs run in process context and may sleep, except under
+ * qp->lock. softrc_qp_rq_refill, softrc_qp_run_tx and softrc_qp_push_wc
+ * run with qp->lock held, in process context (BH off) or softirq;
+ * softrc_qp_drain_comps runs without it, in any context.
+ *
+ * Touches: the QP, its shadow rings and user rings, MRs through mr.h
+ * (lookups only), the CQs through softrc_cq_post, SRQs through
+ * softrc_srq_pop. User-ring contents are copied into kernel memory once
+ * and validated there; nothing read back from a ring is trusted.
+ */
+#include <linux/log2.h>
+#include <linux/vmalloc.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/rdma_user_rxe.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "qp.h"
+#include "net.h"
+#include "queue.h"
+#include "mr.h"
+#include "cq.h"
+#include "srq.h"
+
+#define SOFTRC_QPN_MIN		2	/* QPN 0 and 1 are reserved */
+#define SOFTRC_QPN_MAX		0xffffff
+#define SOFTRC_RQ_FEED_DEPTH	2	/* engine RQ slots fed on demand */
+#define SOFTRC_SEND_FLAGS	(IB_SEND_FENCE | IB_SEND_SIGNALED | \
+				 IB_SEND_SOLICITED | IB_SEND_INLINE)
+#define SOFTRC_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND)
+
+/* ---- QPN table ---------------------------------------------------- */
+
+/* RCU lookup + reference; NULL if unknown, not yet built or dying. */
+struct softrc_qp *softrc_qp_get(struct softrc_dev *sdev, u32 qpn)
+{
+	struct softrc_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&sdev->dp->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+void softrc_qp_put(struct softrc_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+
+/* May a received packet be handed to the engine? (RTR and later) */
+bool softrc_qp_rx_ok(const struct softrc_qp *qp)
+{
+	return !qp->dying && qp->state != IB_QPS_RESET &&
+	       qp->state != IB_QPS_INIT;
+}
+
+/* ---- completions -------------------------------------------------- */
+
+/* Queue one completion; the caller holds qp->lock. */
+void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc)
+{
+	u32 prod = qp->pwc_prod;
+
+	lockdep_assert_held(&qp->lock);
+	if (prod - smp_load_acquire(&qp->pwc_cons) >= qp->pwc_size) {
+		/* cannot happen with the sizing in create; never overwrite */
+		pr_err_ratelimited("qp %u: completion queue overrun\n",
+				   qp->ibqp.qp_num);
+		return;
+	}
+	qp->pwc[prod & (qp->pwc_size - 1)] = *pwc;
+	smp_store_release(&qp->pwc_prod, prod + 1);
+}
+
+static void softrc_qp_post_one(struct softrc_qp *qp,
+			       const struct softrc_pwc *e)
+{
+	bool recv = e->flags & SOFTRC_PWC_RECV;
+	struct ib_cq *cq = recv ? qp->ibqp.recv_cq : qp->ibqp.send_cq;
+	struct ib_wc wc = {
+		.wr_id = e->wr_id,
+		.status = e->status,
+		.opcode = e->opcode,
+		.byte_len = e->byte_len,
+		.qp = &qp->ibqp,
+		.port_num = 1,
+	};
+
+	if (e->flags & SOFTRC_PWC_IMM) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = (__force __be32)e->ex;
+	} else if (e->flags & SOFTRC_PWC_INV) {
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = e->ex;
+	}
+	softrc_cq_post(to_scq(cq), &wc, e->flags & SOFTRC_PWC_SOLICITED);
+}
+
+/*
+ * Hand queued completions to the CQs, in order, without qp->lock. Whoever
+ * holds comp_lock drains; a caller that finds it taken (another CPU, or a
+ * completion handler posting to this QP from inside the drain) leaves its
+ * entries to the holder, which looks again after unlocking.
+ */
+void softrc_qp_drain_comps(struct softrc_qp *qp)
+{
+	u32 cons;
+
+	do {
+		if (!spin_trylock_bh(&qp->comp_lock))
+			return;
+		cons = qp->pwc_cons;
+		while (cons != smp_load_acquire(&qp->pwc_prod)) {
+			softrc_qp_post_one(qp, &qp->pwc[cons & (qp->pwc_size - 1)]);
+			smp_store_release(&qp->pwc_cons, ++cons);
+		}
+		spin_unlock_bh(&qp->comp_lock);
+	} while (cons != smp_load_acquire(&qp->pwc_prod));
+}
+
+static void softrc_qp_push_send_err(struct softrc_qp *qp, u64 wr_id,
+				    u8 opcode, u8 status)
+{
+	struct softrc_pwc e = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = opcode,
+	};
+
+	softrc_qp_push_wc(qp, &e);
+}
+
+static void softrc_qp_push_recv_err(struct softrc_qp *qp, u64 wr_id, u8 status)
+{
+	struct softrc_pwc e = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.flags = SOFTRC_PWC_RECV,
+	};
+
+	softrc_qp_push_wc(qp, &e);
+}
+
+/* ERROR: receive WQEs still in the user RQ ring complete as flushed. */
+void softrc_qp_flush_user_rq(struct softrc_qp *qp)
+{
+	struct rxe_recv_wqe *r;
+
+	lockdep_assert_held(&qp->lock);
+	if (!qp->urq)
+		return;
+	while ((r = softrc_queue_consumer_slot(qp->urq))) {
+		softrc_qp_push_recv_err(qp, READ_ONCE(r->wr_id),
+					IB_WC_WR_FLUSH_ERR);
+		softrc_queue_consumer_advance(qp->urq);
+	}
+}
+
+/* ---- memory checks at post time ------------------------------------ */
+
+/* Is local key @lkey good for [@addr, @addr + @len) with @access? */
+static int softrc_qp_lkey_ok(struct softrc_qp *qp, u32 lkey, u64 addr,
+			     u32 len, int access)
+{
+	struct softrc_mr *mr;
+	int err;
+
+	if (!qp->is_user && lkey == qp->sdev->ib_dev.local_dma_lkey)
+		return 0;	/* kernel virtual address (virt DMA) */
+	if (!len)
+		return 0;
+	mr = softrc_mr_get(qp->sdev, lkey);
+	if (!mr)
+		return -EINVAL;
+	err = softrc_mr_check(mr, qp->ibqp.pd, lkey, addr, len, access);
+	softrc_mr_put(mr);
+	return err;
+}
+
+/* Sum of SGE lengths, or -EINVAL past the message size limit. */
+static s64 softrc_sge_total(const struct ib_sge *sge, u32 n)
+{
+	u64 sum = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		sum += sge[i].length;
+	return sum > SOFTRC_MAX_MSG_SIZE ? -EINVAL : (s64)sum;
+}
+
+static int softrc_sges_ok(struct softrc_qp *qp, const struct ib_sge *sge,
+			  u32 n, int access)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (softrc_qp_lkey_ok(qp, sge[i].lkey, sge[i].addr,
+				      sge[i].length, access))
+			return -EINVAL;
+	return 0;
+}
+
+/* ---- receive side ---------------------------------------------------- */
+
+/* Validate a receive shadow (@bad: already known bad) and post it. */
+static int softrc_qp_post_rwqe(struct softrc_qp *qp, u32 slot, bool bad)
+{
+	struct softrc_rwqe *r = softrc_qp_rwqe(qp, slot);
+	s64 len = bad ? -EINVAL : softrc_sge_total(r->sge, r->num_sge);
+	int ret;
+
+	if (len < 0 ||
+	    softrc_sges_ok(qp, r->sge, r->num_sge, IB_ACCESS_LOCAL_WRITE)) {
+		/* a bad SGE list: any data fails the WQE (LOC_PROT_ERR) */
+		set_bit(slot, qp->rq_bad);
+		len = 0;
+	} else {
+		clear_bit(slot, qp->rq_bad);
+	}
+	r->length = len;
+	ret = softrc_core_post_recv(&qp->core, r->wr_id, r->length);
+	WARN_ON_ONCE(ret >= 0 && ret != slot);
+	return ret;
+}
+
+static u32 softrc_qp_rq_next_slot(struct softrc_qp *qp)
+{
+	return qp->core.resp.rq_tail & (qp->rq_depth - 1);
+}
+
+/*
+ * Copy one WQE of the user RQ ring into shadow @slot. Return: 1 copied,
+ * 0 ring empty, -EINVAL copied but impossible (too many SGEs).
+ */
+static int softrc_qp_pop_user_rq(struct softrc_qp *qp, u32 slot)
+{
+	struct softrc_rwqe *r = softrc_qp_rwqe(qp, slot);
+	struct rxe_recv_wqe *u = softrc_queue_consumer_slot(qp->urq);
+	int ret = 1;
+	u32 n;
+
+	if (!u)
+		return 0;
+	r->wr_id = READ_ONCE(u->wr_id);
+	n = READ_ONCE(u->dma.num_sge);
+	if (n > qp->max_recv_sge) {
+		n = 0;
+		ret = -EINVAL;
+	}
+	r->num_sge = n;
+	memcpy(r->sge, u->dma.sge, n * sizeof(r->sge[0]));
+	softrc_queue_consumer_advance(qp->urq);
+	return ret;
+}
+
+/*
+ * Before a receive-consuming request reaches the engine: make sure its
+ * RQ holds a WQE, taking one from the user RQ ring or the SRQ. Kernel RQs
+ * post straight into the engine and need nothing here.
+ */
+void softrc_qp_rq_refill(struct softrc_qp *qp)
+{
+	u32 slot;
+	int ret;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->core.resp.rq_tail != qp->core.resp.rq_head ||
+	    (!qp->srq && !qp->urq))
+		return;
+	slot = softrc_qp_rq_next_slot(qp);
+	if (qp->srq)
+		ret = softrc_srq_pop(qp->srq, softrc_qp_rwqe(qp, slot)) ? 0 : 1;
+	else
+		ret = softrc_qp_pop_user_rq(qp, slot);
+	if (ret)
+		softrc_qp_post_rwqe(qp, slot, ret < 0);
+}
+
+int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr)
+{
+	struct softrc_qp *qp = to_sqp(ibqp);
+	int err = 0;
+
+	if (qp->srq || qp->is_user) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_bh(&qp->lock);
+	for (; wr; wr = wr->next) {
+		u32 slot;
+
+		if (qp->state == IB_QPS_RESET || wr->num_sge > qp->max_recv_sge) {
+			err = -EINVAL;
+			break;
+		}
+		if (qp->state == IB_QPS_ERR) {
+			softrc_qp_push_recv_err(qp, wr->wr_id, IB_WC_WR_FLUSH_ERR);
+			continue;
+		}
+		if (qp->core.resp.rq_tail - qp->core.resp.rq_head >=
+		    qp->max_recv_wr) {
+			err = -ENOMEM;
+			break;
+		}
+		slot = softrc_qp_rq_next_slot(qp);
+		softrc_qp_rwqe(qp, slot)->wr_id = wr->wr_id;
+		softrc_qp_rwqe(qp, slot)->num_sge = wr->num_sge;
+		memcpy(softrc_qp_rwqe(qp, slot)->sge, wr->sg_list,
+		       wr->num_sge * sizeof(*wr->sg_list));
+		if (softrc_qp_post_rwqe(qp, slot, false) < 0) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	spin_unlock_bh(&qp->lock);
+	softrc_qp_drain_comps(qp);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+/* ---- send side ------------------------------------------------------ */
+
+/**
+ * struct softrc_swr - a send WR in one shape, from either source
+ * @wr:		what the engine gets
+ * @sge:	local SGEs (not inline)
+ * @inline_data: inline bytes (@inl)
+ * @num_sge:	entries of @sge
+ * @opcode:	IB_WR_*
+ * @flags:	IB_SEND_*
+ * @inv_rkey:	LOCAL_INV: R_Key to invalidate
+ */
+struct softrc_swr {
+	struct softrc_send_wr wr;
+	const struct ib_sge *sge;
+	const void *inline_data;
+	u32 num_sge;
+	u32 opcode;
+	u32 flags;
+	u32 inv_rkey;
+};
+
+static bool softrc_wr_opcode_ok(u32 opcode)
+{
+	switch (opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_SEND_WITH_INV:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static u8 softrc_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static bool softrc_wr_is_inline_op(u32 opcode)
+{
+	return opcode == IB_WR_RDMA_WRITE || opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	       opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
+	       opcode == IB_WR_SEND_WITH_INV;
+}
+
+/*
+ * Check a send WR against the QP's limits and the memory it names.
+ * Return: 0, or the completion status of a bad WR.
+ */
+static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s)
+{
+	u32 op = s->opcode;
+	s64 len;
+
+	if (!softrc_wr_opcode_ok(op))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (op == IB_WR_LOCAL_INV)
+		return 0;
+	if (s->flags & IB_SEND_INLINE) {
+		if (!softrc_wr_is_inline_op(op))
+			return IB_WC_LOC_QP_OP_ERR;
+		if (s->wr.length > qp->max_inline)
+			return IB_WC_LOC_LEN_ERR;
+		return 0;
+	}
+	if (s->num_sge > qp->max_sge)
+		return IB_WC_LOC_LEN_ERR;
+	len = softrc_sge_total(s->sge, s->num_sge);
+	if (len < 0)
+		return IB_WC_LOC_LEN_ERR;
+	s->wr.length = len;
+	if (op == IB_WR_ATOMIC_CMP_AND_SWP || op == IB_WR_ATOMIC_FETCH_AND_ADD) {
+		if (len != 8 || s->num_sge != 1 || (s->wr.remote_addr & 7))
+			return IB_WC_LOC_LEN_ERR;
+		if (!qp->attr.max_rd_atomic)
+			return IB_WC_LOC_QP_OP_ERR;
+	}
+	if (op == IB_WR_RDMA_READ && !qp->attr.max_rd_atomic)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (softrc_sges_ok(qp, s->sge, s->num_sge,
+			   softrc_wr_is_inline_op(op) ? 0 : IB_ACCESS_LOCAL_WRITE))
+		return IB_WC_LOC_PROT_ERR;
+	return 0;
+}
+
+static bool softrc_swr_signaled(struct softrc_qp *qp, const struct softrc_swr *s)
+{
+	return qp->sig_all || (s->flags & IB_SEND_SIGNALED);
+}
+
+/* LOCAL_INV runs at once; its completion is local. */
+static void softrc_qp_local_inv(struct softrc_qp *qp, const struct softrc_swr *s)
+{
+	int err = softrc_mr_invalidate(qp->sdev, qp->ibqp.pd, s->inv_rkey);
+
+	if (err || softrc_swr_signaled(qp, s))
+		softrc_qp_push_send_err(qp, s->wr.wr_id, IB_WC_LOCAL_INV,
+					err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
+}
+
+/* A bad WR: the QP enters ERROR (flushing what is queued), then it fails. */
+static void softrc_qp_fail_wr(struct softrc_qp *qp, const struct softrc_swr *s,
+			      u8 status)
+{
+	softrc_core_set_error(&qp->core);
+	softrc_qp_push_send_err(qp, s->wr.wr_id, softrc_wc_opcode(s->opcode),
+				status);
+}
+
+/*
+ * Copy the local side into the shadow of the engine's next SQ slot and
+ * post the WR. Return: 0, -ENOMEM (SQ full), or -EINVAL (bad WR; a user
+ * WR has then been failed with a completion instead).
+ */
+static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
+{
+	struct softrc_core_qp *c = &qp->core;
+	u32 slot = c->req.tail & (qp->sq_depth - 1);
+	struct softrc_sq_shadow *sh = &qp->sqs[slot];
+	u8 status;
+	int ret;
+
+	if (c->req.tail - c->req.head >= qp->max_send_wr)
+		return -ENOMEM;
+	status = softrc_swr_check(qp, s);
+	if (status) {
+		if (!qp->is_user)
+			return -EINVAL;
+		softrc_qp_fail_wr(qp, s, status);
+		return 0;
+	}
+	if (s->opcode == IB_WR_LOCAL_INV) {
+		softrc_qp_local_inv(qp, s);
+		return 0;
+	}
+	sh->opcode = s->opcode;
+	sh->length = s->wr.length;
+	sh->flags = softrc_swr_signaled(qp, s) ? SOFTRC_SQS_SIGNALED : 0;
+	if (s->flags & IB_SEND_INLINE) {
+		sh->flags |= SOFTRC_SQS_INLINE;
+		sh->num_sge = 0;
+		memcpy(softrc_qp_sq_sge(qp, slot), s->inline_data, s->wr.length);
+	} else {
+		sh->num_sge = s->num_sge;
+		memcpy(softrc_qp_sq_sge(qp, slot), s->sge,
+		       s->num_sge * sizeof(*s->sge));
+	}
+	s->wr.opcode = s->opcode;
+	s->wr.send_flags = s->flags & (IB_SEND_FENCE | IB_SEND_SIGNALED |
+				       IB_SEND_SOLICITED);
+	ret = softrc_core_post_send(c, &s->wr);
+	if (ret < 0) {
+		if (ret == SOFTRC_E_FULL)
+			return -ENOMEM;
+		if (qp->is_user)
+			softrc_qp_fail_wr(qp, s, ret == SOFTRC_E_STATE ?
+					  IB_WC_WR_FLUSH_ERR : IB_WC_LOC_QP_OP_ERR);
+		return qp->is_user ? 0 : -EINVAL;
+	}
+	WARN_ON_ONCE(ret != slot);
+	return 0;
+}
+
+static void softrc_swr_from_ib(struct softrc_swr *s, const struct ib_send_wr *wr)
+{
+	memset(s, 0, sizeof(*s));
+	s->wr.wr_id = wr->wr_id;
+	s->opcode = wr->opcode;
+	s->flags = wr->send_flags;
+	s->sge = wr->sg_list;
+	s->num_sge = wr->num_sge;
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		s->wr.remote_addr = rdma_wr(wr)->remote_addr;
+		s->wr.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		s->wr.remote_addr = atomic_wr(wr)->remote_addr;
+		s->wr.rkey = atomic_wr(wr)->rkey;
+		s->wr.compare_add = atomic_wr(wr)->compare_add;
+		s->wr.swap = atomic_wr(wr)->swap;
+		break;
+	default:
+		break;
+	}
+	if (wr->opcode == IB_WR_SEND_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		s->wr.imm = wr->ex.imm_data;
+	if (wr->opcode == IB_WR_SEND_WITH_INV)
+		s->wr.inv_rkey = wr->ex.invalidate_rkey;
+	if (wr->opcode == IB_WR_LOCAL_INV)
+		s->inv_rkey = wr->ex.invalidate_rkey;
+}
+
+/* Kernel inline data: gather the SGEs (kernel virtual addresses). */
+static int softrc_kernel_inline(struct softrc_qp *qp, struct softrc_swr *s,
+				u8 *buf)
+{
+	u32 i, off = 0;
+
+	for (i = 0; i < s->num_sge; i++) {
+		if (s->sge[i].length > qp->max_inline - off)
+			return -EINVAL;
+		memcpy(buf + off, (void *)(uintptr_t)s->sge[i].addr,
+		       s->sge[i].length);
+		off += s->sge[i].length;
+	}
+	s->wr.length = off;
+	s->inline_data = buf;
+	return 0;
+}
+
+static int softrc_post_send_kernel(struct softrc_qp *qp,
+				   const struct ib_send_wr *wr,
+				   const struct ib_send_wr **bad_wr)
+{
+	struct softrc_swr s;
+	int err = 0;
+
+	for (; wr; wr = wr->next) {
+		softrc_swr_from_ib(&s, wr);
+		if (qp->state == IB_QPS_ERR) {
+			softrc_qp_push_send_err(qp, wr->wr_id,
+						softrc_wc_opcode(wr->opcode),
+						IB_WC_WR_FLUSH_ERR);
+			continue;
+		}
+		if ((wr->send_flags & IB_SEND_INLINE) && wr->num_sge &&
+		    softrc_wr_is_inline_op(wr->opcode) &&
+		    softrc_kernel_inline(qp, &s, qp->sq_scratch)) {
+			err = -EINVAL;
+			break;
+		}
+		err = softrc_qp_post_swr(qp, &s);
+		if (err)
+			break;
+	}
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+/* Convert a copied user send WQE; false if its shape is impossible. */
+static void softrc_swr_from_user(struct softrc_qp *qp, struct softrc_swr *s,
+				 const struct rxe_send_wqe *u)
+{
+	memset(s, 0, sizeof(*s));
+	s->wr.wr_id = u->wr.wr_id;
+	s->opcode = u->wr.opcode;
+	s->flags = u->wr.send_flags & SOFTRC_SEND_FLAGS;
+	switch (s->opcode) {
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		s->wr.remote_addr = u->wr.wr.atomic.remote_addr;
+		s->wr.rkey = u->wr.wr.atomic.rkey;
+		s->wr.compare_add = u->wr.wr.atomic.compare_add;
+		s->wr.swap = u->wr.wr.atomic.swap;
+		break;
+	default:
+		s->wr.remote_addr = u->wr.wr.rdma.remote_addr;
+		s->wr.rkey = u->wr.wr.rdma.rkey;
+		break;
+	}
+	s->wr.imm = u->wr.ex.imm_data;
+	if (s->opcode == IB_WR_SEND_WITH_INV)
+		s->wr.inv_rkey = u->wr.ex.invalidate_rkey;
+	s->inv_rkey = u->wr.ex.invalidate_rkey;
+	if (s->flags & IB_SEND_INLINE) {
+		/* validated against max_inline in softrc_swr_check */
+		s->wr.length = u->dma.length;
+		s->inline_data = u->dma.inline_data;
+	} else {
+		/* an impossible count is caught by softrc_swr_check */
+		s->num_sge = u->dma.num_sge;
+		s->sge = (const struct ib_sge *)u->dma.sge;
+	}
+}
+
+/*
+ * The doorbell: copy new WQEs of the user SQ ring into kernel memory and
+ * post them while the engine has room. In ERROR they complete flushed.
+ */
+static void softrc_qp_pull_usq(struct softrc_qp *qp)
+{
+	u32 esize = softrc_queue_elem_size(qp->usq);
+	struct softrc_core_qp *c = &qp->core;
+	struct rxe_send_wqe *u = qp->sq_scratch;
+	struct softrc_swr s;
+	void *slot;
+
+	while (c->req.tail - c->req.head < qp->max_send_wr) {
+		slot = softrc_queue_consumer_slot(qp->usq);
+		if (!slot)
+			break;
+		memcpy(u, slot, esize);
+		softrc_queue_consumer_advance(qp->usq);
+		softrc_swr_from_user(qp, &s, u);
+		if (qp->state == IB_QPS_ERR) {
+			softrc_qp_push_send_err(qp, s.wr.wr_id,
+						softrc_wc_opcode(s.opcode),
+						IB_WC_WR_FLUSH_ERR);
+			continue;
+		}
+		if (s.num_sge > qp->max_sge) {
+			softrc_qp_fail_wr(qp, &s, IB_WC_LOC_LEN_ERR);
+			continue;
+		}
+		softrc_qp_post_swr(qp, &s);
+	}
+}
+
+/* Pull the user SQ and let the requester transmit, up to the budget. */
+void softrc_qp_run_tx(struct softrc_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->dying)
+		return;
+	if (qp->usq && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD ||
+			qp->state == IB_QPS_ERR))
+		softrc_qp_pull_usq(qp);
+	if (qp->state != IB_QPS_RTS)
+		return;
+	if (softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET) >=
+	    SOFTRC_TX_BUDGET)
+		tasklet_schedule(&qp->tx_task);
+}
+
+static void softrc_qp_tx_task(struct tasklet_struct *t)
+{
+	struct softrc_qp *qp = from_tasklet(qp, t, tx_task);
+
+	spin_lock_bh(&qp->lock);
+	softrc_qp_run_tx(qp);
+	spin_unlock_bh(&qp->lock);
+	softrc_qp_drain_comps(qp);
+}
+
+int softrc_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr)
+{
+	struct softrc_qp *qp = to_sqp(ibqp);
+	int err = 0;
+
+	spin_lock_bh(&qp->lock);
+	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_INIT ||
+	    qp->state == IB_QPS_RTR) {
+		err = -EINVAL;
+		if (wr)
+			*bad_wr = wr;
+	} else if (!qp->is_user) {
+		err = softrc_post_send_kernel(qp, wr, bad_wr);
+	}
+	if (!err || !qp->is_user)
+		softrc_qp_run_tx(qp);
+	spin_unlock_bh(&qp->lock);
+	softrc_qp_drain_comps(qp);
+	return err;
+}
+
+/* ---- engine life cycle ---------------------------------------------- */
+
+static u32 softrc_port_pmtu(struct softrc_dev *sdev)
+{
+	return ib_mtu_enum_to_int(softrc_mtu_from_netdev(READ_ONCE(sdev->ndev->mtu)));
+}
+
+/* (Re)start the engine from scratch: creation and RESET. */
+static void softrc_qp_core_reset(struct softrc_qp *qp)
+{
+	struct softrc_core_attr ca = {
+		.pmtu = qp->pmtu,
+		.sq_psn = qp->attr.sq_psn,
+		.rq_psn = qp->attr.rq_psn,
+		.dqpn = qp->attr.dest_qp_num,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.timeout = qp->attr.timeout,
+		.retry_cnt = qp->attr.retry_cnt,
+		.rnr_retry = qp->attr.rnr_retry,
+		.min_rnr_timer = qp->attr.min_rnr_timer,
+		.max_rd_atomic = qp->attr.max_rd_atomic,
+		.no_credits = true,
+	};
+	struct softrc_core_storage st = {
+		.sq = qp->core_sq,
+		.sq_depth = qp->sq_depth,
+		.rq = qp->core_rq,
+		.rq_depth = qp->rq_depth,
+		.res = qp->core_res,
+		.nres = SOFTRC_MAX_RD_ATOMIC,
+	};
+
+	lockdep_assert_held(&qp->lock);
+	softrc_core_qp_init(&qp->core, &softrc_glue_ops, qp, &ca, &st);
+}
+
+/* Attributes the engine reads live; PSNs only before the first packet. */
+static void softrc_qp_core_apply(struct softrc_qp *qp, int mask,
+				 enum ib_qp_state new)
+{
+	struct softrc_core_qp *c = &qp->core;
+
+	lockdep_assert_held(&qp->lock);
+	c->attr.pmtu = qp->pmtu;
+	c->attr.dqpn = qp->attr.dest_qp_num;
+	c->attr.timeout = qp->attr.timeout;
+	c->attr.retry_cnt = qp->attr.retry_cnt;
+	c->attr.rnr_retry = qp->attr.rnr_retry;
+	c->attr.min_rnr_timer = qp->attr.min_rnr_timer;
+	c->attr.max_rd_atomic = qp->attr.max_rd_atomic;
+	if ((mask & IB_QP_RQ_PSN) && new == IB_QPS_RTR) {
+		c->attr.rq_psn = qp->attr.rq_psn;
+		c->resp.epsn = qp->attr.rq_psn;
+	}
+	if ((mask & IB_QP_SQ_PSN) && qp->state != IB_QPS_RTS &&
+	    qp->state != IB_QPS_SQD) {
+		c->attr.sq_psn = qp->attr.sq_psn;
+		c->req.psn_next = qp->attr.sq_psn;
+		c->req.una = qp->attr.sq_psn;
+		c->req.cur_psn = qp->attr.sq_psn;
+	}
+	if (mask & IB_QP_RETRY_CNT)
+		c->req.retry_left = qp->attr.retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		c->req.rnr_left = qp->attr.rnr_retry;
+}
+
+/* ---- attributes -------------------------------------------------- */
+
+static void softrc_gid_to_ip(const union ib_gid *gid, bool *v6,
+			     struct in6_addr *a6, __be32 *a4)
+{
+	memcpy(a6, gid->raw, sizeof(*a6));
+	*v6 = !ipv6_addr_v4mapped(a6);
+	*a4 = *v6 ? 0 : a6->s6_addr32[3];
+}
+
+static int softrc_path_from_ah(struct softrc_qp *qp,
+			     const struct rdma_ah_attr *ah,
+			     struct softrc_path *av)
+{
+	const struct ib_global_route *grh;
+	bool sv6, dv6;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
+	    (rdma_ah_get_port_num(ah) && rdma_ah_get_port_num(ah) != 1))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	if (!grh->sgid_attr ||
+	    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+	memset(av, 0, sizeof(*av));
+	softrc_gid_to_ip(&grh->sgid_attr->gid, &sv6, &av->saddr.v6,
+			 &av->saddr.v4);
+	softrc_gid_to_ip(&grh->dgid, &dv6, &av->daddr.v6, &av->daddr.v4);
+	if (sv6 != dv6)
+		return -EINVAL;
+	if (!sv6) {
+		av->saddr.v4 = av->saddr.v6.s6_addr32[3];
+		av->daddr.v4 = av->daddr.v6.s6_addr32[3];
+	}
+	av->ipv6 = sv6;
+	av->tos = grh->traffic_class;
+	av->ttl = grh->hop_limit ? grh->hop_limit : 64;
+	av->flow_label = grh->flow_label;
+	return 0;
+}
+
+/* Every attribute in @mask within its range; -EINVAL otherwise. */
+static int softrc_qp_check_attr(struct softrc_qp *qp,
+				const struct ib_qp_attr *attr, int mask)
+{
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~SOFTRC_QP_ACCESS))
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096 ||
+	     ib_mtu_enum_to_int(attr->path_mtu) > softrc_port_pmtu(qp->sdev)))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_SQ_PSN) && (attr->sq_psn & ~SOFTRC_PSN_MASK))
+		return -EINVAL;
+	if ((mask & IB_QP_RQ_PSN) && (attr->rq_psn & ~SOFTRC_PSN_MASK))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && (attr->dest_qp_num & ~SOFTRC_PSN_MASK))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SOFTRC_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SOFTRC_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if (mask & IB_QP_ALT_PATH)
+		return -EOPNOTSUPP;	/* no automatic path migration */
+	return 0;
+}
+
+static void softrc_qp_save_attr(struct softrc_qp *qp,
+				const struct ib_qp_attr *attr, int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU) {
+		a->path_mtu = attr->path_mtu;
+		qp->pmtu = ib_mtu_enum_to_int(attr->path_mtu);
+	}
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_AV)
+		rdma_copy_ah_attr(&a->ah_attr, &attr->ah_attr);
+}
+
+/* Apply a state change; returns with the engine in step. */
+static void softrc_qp_transition(struct softrc_qp *qp, int mask,
+				 enum ib_qp_state new)
+{
+	lockdep_assert_held(&qp->lock);
+	switch (new) {
+	case IB_QPS_RESET:
+		qp->state = IB_QPS_RESET;
+		qp->attr.sq_psn = 0;
+		softrc_qp_core_reset(qp);
+		break;
+	case IB_QPS_ERR:
+		qp->state = IB_QPS_ERR;
+		softrc_core_set_error(&qp->core);
+		break;
+	default:
+		softrc_qp_core_apply(qp, mask, new);
+		qp->state = new;
+		break;
+	}
+}
+
+int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		     int mask, struct ib_udata *udata)
+{
+	struct softrc_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state cur, new;
+	struct softrc_path av;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	err = softrc_qp_check_attr(qp, attr, mask);
+	if (err)
+		return err;
+	if (mask & IB_QP_AV) {
+		err = softrc_path_from_ah(qp, &attr->ah_attr, &av);
+		if (err)
+			return err;
+	}
+
+	spin_lock_bh(&qp->lock);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (cur != qp->state || !ib_modify_qp_is_ok(cur, new, IB_QPT_RC, mask)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (qp->dying) {
+		err = -EINVAL;
+		goto out;
+	}
+	softrc_qp_save_attr(qp, attr, mask);
+	if (mask & IB_QP_AV) {
+		qp->av = av;
+		dst_cache_reset(&qp->dst_cache);
+	}
+	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
+		qp->sport = rdma_get_udp_sport(qp->av.flow_label,
+					       qp->ibqp.qp_num,
+					       qp->attr.dest_qp_num);
+	softrc_qp_transition(qp, mask, new);
+	softrc_qp_run_tx(qp);
+out:
+	spin_unlock_bh(&qp->lock);
+	softrc_qp_drain_comps(qp);
+	return err;
+}
+
+int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_qp_init_attr *init)
+{
+	struct softrc_qp *qp = to_sqp(ibqp);
+
+	spin_lock_bh(&qp->lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = 0;
+	spin_unlock_bh(&qp->lock);
+	attr->cap.max_send_wr = qp->max_send_wr;
+	attr->cap.max_send_sge = qp->max_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->max_recv_wr;
+	attr->cap.max_recv_sge = qp->srq ? 0 : qp->max_recv_sge;
+
+	memset(init, 0, sizeof(*init));
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->qp_type = IB_QPT_RC;
+	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->cap = attr->cap;
+	init->port_num = 1;
+	return 0;
+}
+
+/* ---- create / destroy ----------------------------------------------- */
+
+static int softrc_qp_check_init(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	if (init->qp_type != IB_QPT_RC)
+		return -EOPNOTSUPP;
+	if (init->create_flags)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (cap->max_send_wr > SOFTRC_MAX_QP_WR ||
+	    cap->max_send_sge > SOFTRC_MAX_SGE ||
+	    cap->max_inline_data > SOFTRC_MAX_INLINE)
+		return -EINVAL;
+	if (!init->srq && (cap->max_recv_wr > SOFTRC_MAX_QP_WR ||
+			   cap->max_recv_sge > SOFTRC_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+/* Size the send side and allocate its rings; caps are written back. */
+static int softrc_qp_init_sq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 area = max3(cap->max_send_sge * (u32)sizeof(struct ib_sge),
+			cap->max_inline_data, (u32)sizeof(struct ib_sge));
+	u32 n = max(cap->max_send_wr, 1u);
+	int err;
+
+	qp->sq_area = area;
+	qp->max_sge = area / sizeof(struct ib_sge);
+	qp->max_inline = area;
+	if (qp->is_user) {
+		qp->usq = kzalloc(sizeof(*qp->usq), GFP_KERNEL);
+		if (!qp->usq)
+			return -ENOMEM;
+		err = softrc_queue_init(qp->sdev, qp->usq, &n,
+					sizeof(struct rxe_send_wqe) + area);
+		if (err) {
+			kfree(qp->usq);
+			qp->usq = NULL;
+			return err;
+		}
+		qp->sq_scratch = kmalloc(softrc_queue_elem_size(qp->usq),
+					 GFP_KERNEL);
+	} else {
+		n = roundup_pow_of_two(n + 1) - 1;
+		qp->sq_scratch = kmalloc(area, GFP_KERNEL);
+	}
+	qp->max_send_wr = n;
+	qp->sq_depth = roundup_pow_of_two(n);
+	qp->core_sq = kvcalloc(qp->sq_depth, sizeof(*qp->core_sq), GFP_KERNEL);
+	qp->sqs = kvcalloc(qp->sq_depth, sizeof(*qp->sqs), GFP_KERNEL);
+	qp->sq_data = kvcalloc(qp->sq_depth, area, GFP_KERNEL);
+	if (!qp->sq_scratch || !qp->core_sq || !qp->sqs || !qp->sq_data)
+		return -ENOMEM;
+	cap->max_send_wr = qp->max_send_wr;
+	cap->max_send_sge = qp->max_sge;
+	cap->max_inline_data = qp->max_inline;
+	return 0;
+}
+
+/* Size the receive side: kernel RQ, user RQ ring, or SRQ. */
+static int softrc_qp_init_rq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 nsge = cap->max_recv_sge;
+	u32 n = max(cap->max_recv_wr, 1u);
+	int err;
+
+	if (init->srq) {
+		qp->srq = to_ssrq(init->srq);
+		nsge = SOFTRC_MAX_SGE;
+		qp->rq_depth = SOFTRC_RQ_FEED_DEPTH;
+		qp->max_recv_wr = SOFTRC_RQ_FEED_DEPTH;
+	} else if (qp->is_user) {
+		qp->urq = kzalloc(sizeof(*qp->urq), GFP_KERNEL);
+		if (!qp->urq)
+			return -ENOMEM;
+		err = softrc_queue_init(qp->sdev, qp->urq, &n,
+					sizeof(struct rxe_recv_wqe) +
+					nsge * sizeof(struct rxe_sge));
+		if (err) {
+			kfree(qp->urq);
+			qp->urq = NULL;
+			return err;
+		}
+		qp->rq_depth = SOFTRC_RQ_FEED_DEPTH;
+		qp->max_recv_wr = n;
+	} else {
+		n = roundup_pow_of_two(n + 1) - 1;
+		qp->rq_depth = n + 1;
+		qp->max_recv_wr = n;
+	}
+	qp->max_recv_sge = nsge;
+	qp->rq_stride = ALIGN(offsetof(struct softrc_rwqe, sge) +
+			      nsge * sizeof(struct ib_sge), 8);
+	qp->core_rq = kvcalloc(qp->rq_depth, sizeof(*qp->core_rq), GFP_KERNEL);
+	qp->rq_data = kvcalloc(qp->rq_depth, qp->rq_stride, GFP_KERNEL);
+	qp->rq_bad = bitmap_zalloc(qp->rq_depth, GFP_KERNEL);
+	if (!qp->core_rq || !qp->rq_data || !qp->rq_bad)
+		return -ENOMEM;
+	if (!init->srq) {
+		cap->max_recv_wr = qp->max_recv_wr;
+		cap->max_recv_sge = nsge;
+	}
+	return 0;
+}
+
+static int softrc_qp_init_pwc(struct softrc_qp *qp)
+{
+	u32 n = 4 * (qp->sq_depth + qp->rq_depth) + 64;
+
+	if (qp->urq)
+		n += 2 * qp->max_recv_wr;
+	qp->pwc_size = roundup_pow_of_two(n);
+	qp->pwc = kvcalloc(qp->pwc_size, sizeof(*qp->pwc), GFP_KERNEL);
+	return qp->pwc ? 0 : -ENOMEM;
+}
+
+static void softrc_qp_free(struct softrc_qp *qp)
+{
+	if (qp->usq) {
+		softrc_queue_free(qp->usq);
+		kfree(qp->usq);
+	}
+	if (qp->urq) {
+		softrc_queue_free(qp->urq);
+		kfree(qp->urq);
+	}
+	kfree(qp->sq_scratch);
+	kvfree(qp->core_sq);
+	kvfree(qp->sqs);
+	kvfree(qp->sq_data);
+	kvfree(qp->core_rq);
+	kvfree(qp->rq_data);
+	bitmap_free(qp->rq_bad);
+	kvfree(qp->pwc);
+	kvfree(qp->core_res);
+	dst_cache_destroy(&qp->dst_cache);
+}
+
+static int softrc_qp_export(struct softrc_qp *qp, struct ib_udata *udata)
+{
+	struct softrc_ucontext *uc = rdma_udata_to_drv_context(udata,
+					struct softrc_ucontext, ibuc);
+	struct rxe_create_qp_resp resp = {};
+	int err;
+
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	err = softrc_queue_export(qp->usq, &uc->ibuc, &resp.sq_mi);
+	if (!err && qp->urq)
+		err = softrc_queue_export(qp->urq, &uc->ibuc, &resp.rq_mi);
+	if (err)
+		return err;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct softrc_qp *qp = to_sqp(ibqp);
+	struct softrc_dev *sdev = to_sdev(ibqp->device);
+	u32 qpn;
+	int err;
+
+	err = softrc_qp_check_init(init);
+	if (err)
+		return err;
+	/* the rxe ABI sends no create_qp command data; ignore any */
+	qp->sdev = sdev;
+	qp->is_user = !!udata;
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->state = IB_QPS_RESET;
+	qp->pmtu = ib_mtu_enum_to_int(IB_MTU_1024);
+	qp->attr.path_mtu = IB_MTU_1024;
+	qp->attr.port_num = 1;
+	spin_lock_init(&qp->lock);
+	spin_lock_init(&qp->comp_lock);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	tasklet_setup(&qp->tx_task, softrc_qp_tx_task);
+	softrc_timers_init(qp);
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	if (err)
+		return err;
+
+	err = softrc_qp_init_sq(qp, init);
+	if (!err)
+		err = softrc_qp_init_rq(qp, init);
+	if (!err)
+		err = softrc_qp_init_pwc(qp);
+	if (!err) {
+		qp->core_res = kvcalloc(SOFTRC_MAX_RD_ATOMIC,
+					sizeof(*qp->core_res), GFP_KERNEL);
+		if (!qp->core_res)
+			err = -ENOMEM;
+	}
+	if (err)
+		goto err_free;
+
+	err = xa_alloc_cyclic(&sdev->dp->qp_xa, &qpn, NULL,
+			      XA_LIMIT(SOFTRC_QPN_MIN, SOFTRC_QPN_MAX),
+			      &sdev->dp->qp_next, GFP_KERNEL);
+	if (err < 0)
+		goto err_free;
+	ibqp->qp_num = qpn;
+	spin_lock_bh(&qp->lock);
+	softrc_qp_core_reset(qp);
+	spin_unlock_bh(&qp->lock);
+
+	if (udata) {
+		err = softrc_qp_export(qp, udata);
+		if (err)
+			goto err_qpn;
+	}
+	/* fully built: now the receive path may find it */
+	xa_store(&sdev->dp->qp_xa, qpn, qp, GFP_KERNEL);
+	return 0;
+
+err_qpn:
+	xa_erase(&sdev->dp->qp_xa, qpn);
+err_free:
+	softrc_qp_free(qp);
+	return err;
+}
+
+int softrc_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct softrc_qp *qp = to_sqp(ibqp);
+
+	spin_lock_bh(&qp->lock);
+	qp->dying = true;
+	spin_unlock_bh(&qp->lock);
+
+	/* no new receive-path users, then wait for the running ones */
+	xa_erase(&qp->sdev->dp->qp_xa, ibqp->qp_num);
+	synchronize_rcu();
+	softrc_timers_stop(qp);
+	tasklet_kill(&qp->tx_task);
+	softrc_qp_put(qp);
+	wait_for_completion(&qp->released);
+
+	softrc_stats_qp_dead(qp);
+	rdma_destroy_ah_attr(&qp->attr.ah_attr);
+	softrc_qp_free(qp);
+	return 0;
+}

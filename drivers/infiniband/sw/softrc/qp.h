@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * RC queue pairs: the verbs object around the protocol engine.
+ *
+ * Context: the verbs (create/modify/query/destroy, post_send/post_recv)
+ * run in process context; the same QP is driven from softirq by the
+ * receive path (net.c), its timers (timers.c) and its TX tasklet.
+ *
+ * Locks: qp->lock (spin_lock_bh) protects the engine (qp->core), the IBTA
+ * state, the shadow rings and the pending-completion producer index; it
+ * is held around every call into the engine, and the engine's callbacks
+ * (glue.c) assert it. Completions are queued under qp->lock and handed to
+ * the CQs after it is dropped (softrc_qp_drain_comps()), so a CQ event
+ * handler may post to this QP again.
+ *
+ * Lifetime: a QP is published in the device's QPN xarray only once fully
+ * built; the receive path finds it under RCU and takes qp->ref. Destroy
+ * unpublishes it, waits for RCU readers, stops timers and the tasklet,
+ * then waits for the last reference before the RDMA core frees it.
+ */
+#ifndef SOFTRC_QP_H
+#define SOFTRC_QP_H
+
+#include <linux/completion.h>
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/refcount.h>
+#include <net/dst_cache.h>
+#include <rdma/ib_verbs.h>
+
+#include "softrc.h"
+#include "core/qp.h"
+
+struct softrc_queue;
+struct softrc_srq;
+
+/**
+ * struct softrc_path - where this QP's packets go (from the IB_QP_AV attr)
+ * @ipv6:	address family of @saddr / @daddr
+ * @saddr:	source IP (the source GID's address)
+ * @daddr:	destination IP
+ * @tos:	IPv4 TOS / IPv6 traffic class
+ * @ttl:	IPv4 TTL / IPv6 hop limit
+ * @flow_label:	IPv6 flow label, also the UDP source port hash input
+ */
+struct softrc_path {
+	bool ipv6;
+	union {
+		__be32 v4;
+		struct in6_addr v6;
+	} saddr, daddr;
+	u8 tos;
+	u8 ttl;
+	u32 flow_label;
+};
+
+/* flags of a send shadow slot */
+#define SOFTRC_SQS_SIGNALED	BIT(0)
+#define SOFTRC_SQS_INLINE	BIT(1)
+
+/**
+ * struct softrc_sq_shadow - kernel copy of the local side of one send WQE,
+ * indexed by the engine's SQ slot; its SGEs or inline bytes follow at
+ * qp->sq_data + slot * qp->sq_area
+ * @flags:	SOFTRC_SQS_*
+ * @opcode:	IB_WR_* opcode
+ * @num_sge:	SGE count (not inline)
+ * @length:	total bytes
+ */
+struct softrc_sq_shadow {
+	u8 flags;
+	u8 opcode;
+	u16 num_sge;
+	u32 length;
+};
+
+/* flags of a pending completion */
+#define SOFTRC_PWC_RECV		BIT(0)
+#define SOFTRC_PWC_IMM		BIT(1)
+#define SOFTRC_PWC_INV		BIT(2)
+#define SOFTRC_PWC_SOLICITED	BIT(3)
+
+/**
+ * struct softrc_pwc - a completion queued under the QP lock
+ * @wr_id:	of the WR
+ * @byte_len:	bytes
+ * @ex:		immediate data (network order) or invalidated R_Key
+ * @status:	enum ib_wc_status
+ * @opcode:	enum ib_wc_opcode
+ * @flags:	SOFTRC_PWC_*
+ */
+struct softrc_pwc {
+	u64 wr_id;
+	u32 byte_len;
+	u32 ex;
+	u8 status;
+	u8 opcode;
+	u8 flags;
+};
+
+/**
+ * struct softrc_qp - one RC queue pair
+ * @ibqp:	the RDMA core's object (allocated by the core)
+ * @sdev:	its device
+ * @lock:	see the file comment
+ * @ref:	references: one for the QPN table, one per receive-path user
+ * @released:	completed when @ref drops to zero
+ * @dying:	destroy has begun: no engine calls, no timer arming
+ * @is_user:	rings shared with user space (rxe ABI)
+ * @sig_all:	every send WR completes (IB_SIGNAL_ALL_WR)
+ * @state:	IBTA state
+ * @attr:	attributes as last set, for query_qp
+ * @av:		primary path
+ * @sport:	UDP source port
+ * @dst_cache:	cached route to @av
+ * @pmtu:	path MTU in bytes
+ * @core:	the protocol engine's QP
+ * @core_sq:	engine SQ storage, @sq_depth slots
+ * @core_rq:	engine RQ storage, @rq_depth slots
+ * @core_res:	responder resources
+ * @sq_depth:	engine SQ slots (power of two)
+ * @max_send_wr: usable send depth
+ * @max_sge:	send SGEs per WQE
+ * @max_inline:	inline bytes per WQE
+ * @sq_area:	bytes per slot in @sq_data
+ * @sqs:	send shadows
+ * @sq_data:	SGE / inline area of the send shadows
+ * @sq_scratch:	a copied user send WQE (under @lock)
+ * @usq:	user SQ ring
+ * @urq:	user RQ ring
+ * @srq:	shared receive queue, or NULL
+ * @rq_depth:	engine RQ slots (power of two)
+ * @max_recv_wr: usable receive depth
+ * @max_recv_sge: receive SGEs per WQE
+ * @rq_stride:	bytes per receive shadow slot
+ * @rq_data:	receive shadows (struct softrc_rwqe prefix, @rq_stride apart)
+ * @rq_bad:	receive shadow slots whose SGEs failed validation
+ * @pwc:	pending completions, @pwc_size (power of two) entries
+ * @pwc_prod:	producer index (under @lock)
+ * @pwc_cons:	consumer index (under @comp_lock)
+ * @comp_lock:	serializes handing completions to the CQs
+ * @rx_se:	the packet being processed has the SE bit (under @lock)
+ * @timer:	retry and RNR timers (timers.c)
+ * @tx_task:	TX continuation after a burst budget
+ */
+struct softrc_qp {
+	struct ib_qp ibqp;
+	struct softrc_dev *sdev;
+	spinlock_t lock;
+	refcount_t ref;
+	struct completion released;
+	bool dying;
+	bool is_user;
+	bool sig_all;
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;
+	struct softrc_path av;
+	u16 sport;
+	struct dst_cache dst_cache;
+	u32 pmtu;
+
+	struct softrc_core_qp core;
+	struct softrc_send_wqe *core_sq;
+	struct softrc_recv_wqe *core_rq;
+	struct softrc_rd_res *core_res;
+
+	u32 sq_depth;
+	u32 max_send_wr;
+	u32 max_sge;
+	u32 max_inline;
+	u32 sq_area;
+	struct softrc_sq_shadow *sqs;
+	u8 *sq_data;
+	void *sq_scratch;
+	struct softrc_queue *usq;
+	struct softrc_queue *urq;
+	struct softrc_srq *srq;
+
+	u32 rq_depth;
+	u32 max_recv_wr;
+	u32 max_recv_sge;
+	u32 rq_stride;
+	u8 *rq_data;
+	unsigned long *rq_bad;
+
+	struct softrc_pwc *pwc;
+	u32 pwc_size;
+	u32 pwc_prod;
+	u32 pwc_cons;
+	spinlock_t comp_lock;
+
+	bool rx_se;
+	struct hrtimer timer[SOFTRC_TIMER_NR];
+	struct tasklet_struct tx_task;
+};
+
+static inline struct softrc_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct softrc_qp, ibqp);
+}
+
+static inline struct softrc_rwqe *softrc_qp_rwqe(struct softrc_qp *qp,
+						 u32 slot)
+{
+	return (struct softrc_rwqe *)(qp->rq_data + (size_t)slot * qp->rq_stride);
+}
+
+static inline struct ib_sge *softrc_qp_sq_sge(struct softrc_qp *qp, u32 slot)
+{
+	return (struct ib_sge *)(qp->sq_data + (size_t)slot * qp->sq_area);
+}
+
+/* Packets one engine call may send before the rest goes to the tasklet. */
+#define SOFTRC_TX_BUDGET	64
+
+/* qp.c: verbs */
+int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		     struct ib_udata *udata);
+int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		     int mask, struct ib_udata *udata);
+int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_qp_init_attr *init);
+int softrc_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int softrc_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr);
+
+/* qp.c: used by the receive path, timers and glue */
+struct softrc_qp *softrc_qp_get(struct softrc_dev *sdev, u32 qpn);
+void softrc_qp_put(struct softrc_qp *qp);
+bool softrc_qp_rx_ok(const struct softrc_qp *qp);
+void softrc_qp_rq_refill(struct softrc_qp *qp);
+void softrc_qp_run_tx(struct softrc_qp *qp);
+void softrc_qp_drain_comps(struct softrc_qp *qp);
+void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc);
+void softrc_qp_flush_user_rq(struct softrc_qp *qp);
+
+/* glue.c: the engine callbacks */
+extern const struct softrc_core_ops softrc_glue_ops;
+
+/* timers.c */
+void softrc_timers_init(struct softrc_qp *qp);
+void softrc_timers_arm(struct softrc_qp *qp, enum softrc_timer_id id,
+		       u64 deadline);
+void softrc_timers_stop(struct softrc_qp *qp);
+u64 softrc_now(void);
+
+#endif /* SOFTRC_QP_H */

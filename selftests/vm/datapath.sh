@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RC traffic with stock tools: ibv_rc_pingpong and perftest.
+#
+# Topologies:
+#   wire:     netns dp-a: va 10.0.1.1/24 (sa) === vb 10.0.1.2/24 (sb): netns dp-b
+#   loopback: init_net:   vl 10.0.2.1/24 (sl), peer vm (carrier only);
+#             client and server both on sl
+# Veth MTU 9000 so every IB MTU up to 4096 fits.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+A="ip netns exec dp-a"
+B="ip netns exec dp-b"
+
+cleanup() {
+	rdma link del sa 2>/dev/null
+	rdma link del sb 2>/dev/null
+	rdma link del sl 2>/dev/null
+	ip netns del dp-a 2>/dev/null
+	ip netns del dp-b 2>/dev/null
+	ip link del vl 2>/dev/null
+	rmmod softrc 2>/dev/null
+}
+trap cleanup EXIT
+
+# gid_index DEV IPV4: the RoCE v2 GID index of an IPv4 address
+gid_index() {
+	local g
+	for g in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		if [ "$(cat "$g" 2>/dev/null)" = "$(python3 -c '
+import ipaddress, sys
+b = ipaddress.IPv4Address(sys.argv[1]).packed
+print("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(b))' "$2")" ]; then
+			basename "$g"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# run_pair SERVER_PREFIX CLIENT_PREFIX TIMEOUT SERVER_CMD... -- CLIENT_CMD...
+run_pair() {
+	local sp=$1 cp=$2 t=$3 scmd=() ccmd=() spid rc
+	shift 3
+	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	shift
+	ccmd=("$@")
+	$sp timeout "$t" "${scmd[@]}" >/tmp/dp-server.log 2>&1 &
+	spid=$!
+	# the exchange port (ibv_rc_pingpong and perftest: 18515)
+	wait_until 20 bash -c "$sp ss -ltnH 'sport = :18515' | grep -q ."
+	if ! $cp timeout "$t" "${ccmd[@]}" >/tmp/dp-client.log 2>&1; then
+		kill "$spid" 2>/dev/null
+		wait "$spid"
+		cat /tmp/dp-client.log /tmp/dp-server.log
+		return 1
+	fi
+	wait "$spid"
+	rc=$?
+	[ $rc -eq 0 ] || cat /tmp/dp-server.log /tmp/dp-client.log
+	return $rc
+}
+
+ktap_header datapath
+
+check "load softrc.ko" softrc_load
+
+ip netns add dp-a
+ip netns add dp-b
+ip link add va netns dp-a mtu 9000 type veth peer name vb netns dp-b mtu 9000
+$A ip addr add 10.0.1.1/24 dev va
+$B ip addr add 10.0.1.2/24 dev vb
+$A ip link set va up
+$B ip link set vb up
+$A ip link set lo up
+$B ip link set lo up
+ip link add vl mtu 9000 type veth peer name vm mtu 9000
+ip addr add 10.0.2.1/24 dev vl
+ip link set vl up
+ip link set vm up
+ip link set lo up
+
+check "rdma link add sa (netns dp-a)" $A rdma link add sa type softrc netdev va
+check "rdma link add sb (netns dp-b)" $B rdma link add sb type softrc netdev vb
+check "rdma link add sl (init_net)" rdma link add sl type softrc netdev vl
+check "GIDs appear" wait_until 5 bash -c 'ls /sys/class/infiniband/sa/ports/1/gids/1 && [ "$(cat /sys/class/infiniband/sl/ports/1/gids/1)" != "0000:0000:0000:0000:0000:0000:0000:0000" ]'
+wait_until 5 gid_index sa 10.0.1.1
+wait_until 5 gid_index sb 10.0.1.2
+wait_until 5 gid_index sl 10.0.2.1
+GA=$(gid_index sa 10.0.1.1)
+GB=$(gid_index sb 10.0.1.2)
+GL=$(gid_index sl 10.0.2.1)
+echo "# gid indexes: sa $GA sb $GB sl $GL"
+
+# --- ibv_rc_pingpong ---------------------------------------------------------
+for mtu in 256 512 1024 2048 4096; do
+	check "rc_pingpong wire mtu $mtu 4 KiB" run_pair "$B" "$A" 60 \
+		ibv_rc_pingpong -d sb -g "$GB" -m $mtu -s 4096 -n 20 -- \
+		ibv_rc_pingpong -d sa -g "$GA" -m $mtu -s 4096 -n 20 10.0.1.2
+done
+for size in 1 64 1000 65536; do
+	check "rc_pingpong wire mtu 1024 size $size" run_pair "$B" "$A" 60 \
+		ibv_rc_pingpong -d sb -g "$GB" -m 1024 -s $size -n 20 -- \
+		ibv_rc_pingpong -d sa -g "$GA" -m 1024 -s $size -n 20 10.0.1.2
+done
+for mtu in 256 1024 4096; do
+	check "rc_pingpong loopback mtu $mtu 64 KiB" run_pair "" "" 60 \
+		ibv_rc_pingpong -d sl -g "$GL" -m $mtu -s 65536 -n 20 -- \
+		ibv_rc_pingpong -d sl -g "$GL" -m $mtu -s 65536 -n 20 127.0.0.1
+done
+
+# --- perftest ----------------------------------------------------------------
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+	check "$t wire 64 KiB" run_pair "$B" "$A" 120 \
+		$t -d sb -x "$GB" -s 65536 -n 200 -F -- \
+		$t -d sa -x "$GA" -s 65536 -n 200 -F 10.0.1.2
+done
+check "ib_atomic_bw wire" run_pair "$B" "$A" 120 \
+	ib_atomic_bw -d sb -x "$GB" -n 200 -F -- \
+	ib_atomic_bw -d sa -x "$GA" -n 200 -F 10.0.1.2
+for t in ib_write_lat ib_send_lat ib_read_lat; do
+	check "$t wire" run_pair "$B" "$A" 120 \
+		$t -d sb -x "$GB" -n 200 -F -- \
+		$t -d sa -x "$GA" -n 200 -F 10.0.1.2
+done
+check "ib_write_bw loopback 64 KiB -q 2" run_pair "" "" 120 \
+	ib_write_bw -d sl -x "$GL" -s 65536 -n 200 -q 2 -F -- \
+	ib_write_bw -d sl -x "$GL" -s 65536 -n 200 -q 2 -F 127.0.0.1
+
+# --- counters ----------------------------------------------------------------
+check "rdma statistic: tx_pkts counted on sa" bash -c \
+	'rdma statistic show link sa/1 | grep -Eq "tx_pkts [1-9]"'
+check "rdma statistic: no bad ICRC" bash -c \
+	'rdma statistic show link sb/1 | grep -Eq "rx_bad_icrc 0"'
+
+ktap_finish
