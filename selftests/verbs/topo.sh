@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Traffic topologies for the VM suites, parameterized by the RDMA driver
+# (SOFTRC_DRIVER=softrc|rxe). Sourced after selftests/vm/lib.sh; runs in
+# the guest as root.
+#
+#   wire, softrc: two network namespaces joined by a veth pair
+#       netns rc-a: va 10.0.0.1/24, device s0  ===  netns rc-b: vb 10.0.0.2/24, device s1
+#   wire, rxe (6.1 rxe cannot live in a netns): both ends in init_net with
+#       the policy routing of shared/vectors/README.md, so traffic between
+#       10.0.0.1 (va, r0) and 10.0.0.2 (vb, r1) crosses the veth
+#   loop: one device (s0 / r0 on va, 10.0.0.1) used by both sides
+#
+# After topo_up the suite uses:
+#   DEV_A DEV_B      client and server devices (the same one for loop)
+#   GID_A GID_B      their RoCE v2 IPv4 GID indexes
+#   IP_B             the server's address (TCP for pingpong / perftest)
+#   RUN_A RUN_B      command prefixes placing a process in its namespace
+#   NS_A NS_B        the namespaces ("" = init_net)
+#   IF_A IF_B        the veth ends (wire only)
+
+SOFTRC_DRIVER=${SOFTRC_DRIVER:-softrc}
+VERBS_DIR=$REPO/selftests/verbs
+RC_VERIFY=$VERBS_DIR/rc_verify
+# rxe 6.1 puts the kernel value of IB_WC_WITH_INVALIDATE in user CQEs
+RC_SRV_ARGS=
+[ "$SOFTRC_DRIVER" = rxe ] && RC_SRV_ARGS=-Q
+# scale iteration counts: SOFTRC_TEST_SCALE=4 runs four times as much
+SCALE=${SOFTRC_TEST_SCALE:-1}
+
+driver_load() {
+	case $SOFTRC_DRIVER in
+	softrc) softrc_loaded || softrc_load ;;
+	rxe) modprobe rdma_rxe ;;
+	*) echo "SOFTRC_DRIVER must be softrc or rxe" >&2; return 1 ;;
+	esac
+}
+
+driver_unload() {
+	case $SOFTRC_DRIVER in
+	softrc) softrc_unload ;;
+	rxe) ! [ -d /sys/module/rdma_rxe ] || rmmod rdma_rxe ;;
+	esac
+}
+
+# gid_index DEV IPV4: index of the RoCE v2 GID ::ffff:IPV4
+gid_index() {
+	local want n
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
+	for n in $(seq 0 15); do
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gids/$n" 2>/dev/null)" = "$want" ] &&
+			[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$n" 2>/dev/null)" = "RoCE v2" ] &&
+			{ echo "$n"; return 0; }
+	done
+	return 1
+}
+
+dev_name() {
+	case $SOFTRC_DRIVER in
+	softrc) echo "s$1" ;;
+	*) echo "r$1" ;;
+	esac
+}
+
+topo_wait_gids() {
+	wait_until 10 gid_index "$DEV_A" 10.0.0.1 &&
+		wait_until 10 gid_index "$DEV_B" "$IP_B" &&
+		GID_A=$(gid_index "$DEV_A" 10.0.0.1) &&
+		GID_B=$(gid_index "$DEV_B" "$IP_B")
+}
+
+# topo_up wire|loop
+topo_up() {
+	TOPO=$1
+	IF_A=va IF_B=vb
+	driver_load || return 1
+	if [ "$TOPO" = wire ] && [ "$SOFTRC_DRIVER" = softrc ]; then
+		NS_A=rc-a NS_B=rc-b
+		RUN_A="ip netns exec rc-a" RUN_B="ip netns exec rc-b"
+		ip netns add rc-a && ip netns add rc-b || return 1
+		ip link add va netns rc-a type veth peer name vb netns rc-b || return 1
+		$RUN_A ip link set lo up
+		$RUN_B ip link set lo up
+		$RUN_A ip addr add 10.0.0.1/24 dev va
+		$RUN_B ip addr add 10.0.0.2/24 dev vb
+		$RUN_A ip link set va up
+		$RUN_B ip link set vb up
+		DEV_A=$(dev_name 0) DEV_B=$(dev_name 1) IP_B=10.0.0.2
+		$RUN_A rdma link add "$DEV_A" type softrc netdev va || return 1
+		$RUN_B rdma link add "$DEV_B" type softrc netdev vb || return 1
+	elif [ "$TOPO" = wire ]; then
+		NS_A= NS_B= RUN_A= RUN_B=
+		ip link set lo up
+		ip link add va type veth peer name vb || return 1
+		for d in all default; do
+			sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
+		done
+		ip addr add 10.0.0.1/24 dev va
+		ip addr add 10.0.0.2/24 dev vb
+		ip link set va up
+		ip link set vb up
+		for d in va vb; do
+			sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
+		done
+		ip rule add pref 100 lookup local
+		ip rule del pref 0 lookup local
+		ip rule add pref 10 iif va lookup local
+		ip rule add pref 10 iif vb lookup local
+		ip rule add pref 20 to 10.0.0.2 lookup 102
+		ip rule add pref 20 to 10.0.0.1 lookup 101
+		ip route add 10.0.0.2 dev va src 10.0.0.1 table 102
+		ip route add 10.0.0.1 dev vb src 10.0.0.2 table 101
+		DEV_A=$(dev_name 0) DEV_B=$(dev_name 1) IP_B=10.0.0.2
+		rdma link add "$DEV_A" type "$SOFTRC_DRIVER" netdev va || return 1
+		rdma link add "$DEV_B" type "$SOFTRC_DRIVER" netdev vb || return 1
+	else
+		NS_A= NS_B= RUN_A= RUN_B=
+		ip link set lo up
+		ip link add va type veth peer name vb || return 1
+		ip addr add 10.0.0.1/24 dev va
+		ip link set va up
+		ip link set vb up
+		DEV_A=$(dev_name 0) DEV_B=$DEV_A IP_B=10.0.0.1
+		rdma link add "$DEV_A" type "$SOFTRC_DRIVER" netdev va || return 1
+	fi
+	topo_wait_gids
+}
+
+topo_down() {
+	local d
+	for d in $(rdma link show 2>/dev/null | sed -n 's/^link \([^/]*\)\/.*/\1/p'); do
+		rdma link del "$d" 2>/dev/null
+	done
+	ip netns del rc-a 2>/dev/null
+	ip netns del rc-b 2>/dev/null
+	ip link del va 2>/dev/null
+	if ip rule show | grep -q 'lookup 102'; then
+		ip rule del pref 20 to 10.0.0.2 lookup 102
+		ip rule del pref 20 to 10.0.0.1 lookup 101
+		ip rule del pref 10 iif va lookup local
+		ip rule del pref 10 iif vb lookup local
+		ip rule add pref 0 lookup local
+		ip rule del pref 100 lookup local
+		ip route flush table 101
+		ip route flush table 102
+	fi
+	# wait for the devices to go away before the next topology
+	wait_until 10 bash -c '[ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]'
+}
+
+# netem_set ARGS...: the same netem qdisc on both veth ends (wire only)
+netem_set() {
+	$RUN_A tc qdisc replace dev "$IF_A" root netem "$@" &&
+		$RUN_B tc qdisc replace dev "$IF_B" root netem "$@"
+}
+
+netem_clear() {
+	$RUN_A tc qdisc del dev "$IF_A" root 2>/dev/null
+	$RUN_B tc qdisc del dev "$IF_B" root 2>/dev/null
+	return 0
+}
+
+# rc_pair NAME [rc_verify options...]: the server on DEV_B, the client on
+# DEV_A, over a Unix socket (works across the namespaces); one KTAP line.
+rc_pair_n=0
+rc_pair() {
+	local name=$1 sock out rc srv
+	shift
+	rc_pair_n=$((rc_pair_n + 1))
+	sock=/tmp/rc_verify.$$.$rc_pair_n.sock
+	$RUN_B "$RC_VERIFY" -s -d "$DEV_B" -g "$GID_B" ${RC_SRV_ARGS:-} "$@" "$sock" >/tmp/rc_srv.$$.log 2>&1 &
+	srv=$!
+	out=$($RUN_A "$RC_VERIFY" -d "$DEV_A" -g "$GID_A" "$@" "$sock" 2>&1)
+	rc=$?
+	wait "$srv" || rc=1
+	if [ "$rc" = 0 ]; then
+		ok "$name"
+		printf '%s\n' "$out" | grep -E '^# [0-9]+ ops' | sed 's/^/#   /'
+	else
+		printf '%s\n' "$out" | sed 's/^/# /'
+		sed 's/^/# server: /' /tmp/rc_srv.$$.log
+		not_ok "$name"
+	fi
+	return "$rc"
+}
+
+# pp_pair NAME CMD [args]: a stock server/client pair (ibv_rc_pingpong,
+# perftest): the server on DEV_B, the client on DEV_A connecting to IP_B.
+# SRV_ARGS / CLI_ARGS add side-specific options.
+pp_pair() {
+	local name=$1 cmd=$2 out rc srv port gx=-x
+	shift 2
+	case $cmd in ibv_*) gx=-g ;; esac
+	port=$((20000 + RANDOM % 20000))
+	$RUN_B "$cmd" -d "$DEV_B" $gx "$GID_B" -p "$port" "$@" ${SRV_ARGS:-} >/tmp/pp_srv.$$.log 2>&1 &
+	srv=$!
+	# the server needs a moment to listen; the client retries connects
+	out=$(for _ in $(seq 40); do
+		if $RUN_A "$cmd" -d "$DEV_A" $gx "$GID_A" -p "$port" "$@" ${CLI_ARGS:-} "$IP_B" 2>&1; then
+			exit 0
+		fi
+		kill -0 "$srv" 2>/dev/null || exit 1
+		sleep 0.25
+	done; exit 1)
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		wait "$srv" || rc=1
+	else
+		kill "$srv" 2>/dev/null
+		wait "$srv"
+	fi
+	PP_OUT=$out
+	if [ "$rc" = 0 ]; then
+		ok "$name"
+	else
+		printf '%s\n' "$out" | tail -15 | sed 's/^/# /'
+		tail -15 /tmp/pp_srv.$$.log | sed 's/^/# server: /'
+		not_ok "$name"
+	fi
+	return "$rc"
+}
