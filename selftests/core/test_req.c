@@ -203,6 +203,22 @@ TEST(req_unacked_window)
 	EXPECT_EQ(1011, t.tx[11].psn);
 }
 
+TEST(req_ackreq_on_last_packet_the_window_allows)
+{
+	struct softrc_core_attr attr;
+	struct ct t;
+	int i;
+
+	ct_attr_default(&attr);
+	attr.max_unacked = 8;
+	attr.ackreq_every = 32;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 20 * 1024, 0));
+	ASSERT_EQ(8, softrc_core_tx(&t.qp, 0, 100));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(i == 7, t.tx[i].ackreq);
+}
+
 TEST(req_go_back_from_middle_of_write)
 {
 	struct ct t;

@@ -7,8 +7,9 @@
  *
  * SOFTRC_SIM_SCENARIOS=n sets the total (default 10000, 2500 in the
  * ASan build; split over the TESTs below); SOFTRC_SIM_SEED=s replays one
- * scenario verbosely (add SOFTRC_SIM_PRINT=1 for a packet log). A
- * failing seed is printed.
+ * scenario verbosely (add SOFTRC_SIM_PRINT=1 for a packet log);
+ * SOFTRC_SIM_SEED_BASE=b shifts the seeds for long campaigns. A failing
+ * seed is printed.
  *
  * Context: host user space only.
  */
@@ -37,6 +38,8 @@ static int sim_part(struct __test_metadata *_metadata, int part)
 {
 	const char *replay = getenv("SOFTRC_SIM_SEED");
 	u64 n = (sim_total() + SIM_PARTS - 1) / SIM_PARTS, i, fails = 0;
+	const char *b = getenv("SOFTRC_SIM_SEED_BASE");
+	u64 base = b ? strtoull(b, NULL, 0) : 0;
 	struct sim_scn_stats st = { 0 };
 	struct timespec t0, t1;
 	char why[256];
@@ -56,7 +59,7 @@ static int sim_part(struct __test_metadata *_metadata, int part)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < n; i++) {
-		u64 seed = (u64)part * 1000003ull + i + 1;
+		u64 seed = base + (u64)part * 1000003ull + i + 1;
 
 		if (sim_random_scenario(seed, false, &st, why, sizeof(why))) {
 			TH_LOG("FAILED seed %llu (replay: SOFTRC_SIM_SEED=%llu): %s",
@@ -76,22 +79,35 @@ static int sim_part(struct __test_metadata *_metadata, int part)
 	return fails ? 1 : 0;
 }
 
-TEST(random_scenarios_part0)
+/* a fixture only for TEST_F_TIMEOUT: long runs may exceed the 30 s default */
+FIXTURE(sim) {
+	int unused;
+};
+
+FIXTURE_SETUP(sim)
+{
+}
+
+FIXTURE_TEARDOWN(sim)
+{
+}
+
+TEST_F_TIMEOUT(sim, random_scenarios_part0, 600)
 {
 	ASSERT_EQ(0, sim_part(_metadata, 0));
 }
 
-TEST(random_scenarios_part1)
+TEST_F_TIMEOUT(sim, random_scenarios_part1, 600)
 {
 	ASSERT_EQ(0, sim_part(_metadata, 1));
 }
 
-TEST(random_scenarios_part2)
+TEST_F_TIMEOUT(sim, random_scenarios_part2, 600)
 {
 	ASSERT_EQ(0, sim_part(_metadata, 2));
 }
 
-TEST(random_scenarios_part3)
+TEST_F_TIMEOUT(sim, random_scenarios_part3, 600)
 {
 	ASSERT_EQ(0, sim_part(_metadata, 3));
 }

@@ -171,6 +171,7 @@ static void scn_setup(struct scn *s, u64 seed, struct softrc_core_attr *attr,
 	attr->max_rd_atomic = 1 + sim_rand(sim) % SIM_NRES;
 	attr->ackreq_every = sim_rand(sim) % 2 ? 0 : 1 + sim_rand(sim) % 32;
 	attr->no_credits = sim_rand(sim) % 2;
+	attr->max_unacked = sim_rand(sim) % 3 ? 0 : 2 + sim_rand(sim) % 64;
 
 	if (sim_rand(sim) % 10 >= 3) {
 		l->loss = sim_randf(sim) * 0.2;

@@ -301,7 +301,10 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	else
 		used = softrc_req_build_data(qp, w, &pkt, &pl);
 
-	if (probe || ++req->since_ackreq >= qp->attr.ackreq_every)
+	/* AckReq at least every N packets, and on the last the window allows */
+	if (probe || ++req->since_ackreq >= qp->attr.ackreq_every ||
+	    (u32)softrc_psn_diff(softrc_psn_add(pkt.psn, used), req->una) >=
+	    qp->attr.max_unacked)
 		pkt.ackreq = true;
 	if (pkt.ackreq)
 		req->since_ackreq = 0;
