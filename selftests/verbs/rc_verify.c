@@ -63,10 +63,11 @@ static const char *const kind_name[K_NR] = {
 };
 
 enum emode { E_NONE, E_BADRKEY, E_OOB, E_NOACC_WRITE, E_NOACC_READ,
-	     E_NOACC_ATOMIC, E_UNREACH, E_RNR, E_STATE, E_NR };
+	     E_NOACC_ATOMIC, E_UNREACH, E_RNR, E_STATE, E_DESTROY,
+	     E_NR };
 static const char *const emode_name[E_NR] = {
 	"none", "badrkey", "oob", "noaccess-write", "noaccess-read",
-	"noaccess-atomic", "unreachable", "rnr", "state",
+	"noaccess-atomic", "unreachable", "rnr", "state", "destroy",
 };
 
 enum inv_mode { INV_AUTO, INV_MW, INV_MR, INV_OFF };
@@ -1561,6 +1562,38 @@ static void client_error(void)
 	}
 }
 
+/* destroy the QP with WRs in flight, then everything else */
+static void client_destroy(void)
+{
+	struct cli cl = { 0 };
+	int fd = sock_open(), i;
+	char b;
+
+	cli_connect(&cl, fd, INV_OFF);
+	get(fd, &b, 1);
+	for (i = 0; i < SQ_DEPTH / 2; i++)
+		post_simple(&cl, (uint64_t)i, i & 1 ? IBV_WR_RDMA_READ :
+			    IBV_WR_RDMA_WRITE, cl.peer.addr, cl.peer.rkey,
+			    1u << 20);
+	result(!ibv_destroy_qp(c.qp), "destroy a QP with %d 1 MiB WRs in flight",
+	       SQ_DEPTH / 2);
+	result(!ibv_destroy_cq(c.scq) && !ibv_destroy_cq(c.rcq),
+	       "destroy its CQs");
+	result(!ibv_dereg_mr(cl.lmr) && !ibv_dealloc_pd(c.pd) &&
+	       !ibv_destroy_comp_channel(c.ch) && !ibv_close_device(c.ctx),
+	       "deregister the MR, free the PD, close the device");
+	b = 'D';
+	put(fd, &b, 1);
+	{
+		struct report rep;
+		uint8_t *mem = zalloc(TARGET_SIZE);
+
+		get(fd, &rep, sizeof(rep));
+		get(fd, mem, TARGET_SIZE);
+		put(fd, &b, 1);
+	}
+}
+
 static void state_mode(void)
 {
 	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
@@ -1594,7 +1627,7 @@ static void usage(void)
 	     "  -r N       retry_cnt (7)          -R N     rnr_retry (7)\n"
 	     "  -T SECS    give up after (120)    -e MODE  error mode:\n"
 	     "     badrkey oob noaccess-write noaccess-read noaccess-atomic\n"
-	     "     unreachable rnr state\n"
+	     "     unreachable rnr state destroy\n"
 	     "  -i MODE    SEND_WITH_INV target: auto (memory windows if any) mw mr off\n"
 	     "  -Q         server on Linux rxe 6.1: accept its kernel-valued\n"
 	     "             IB_WC_WITH_INVALIDATE flag in user CQEs");
@@ -1667,7 +1700,9 @@ int main(int argc, char **argv)
 		if (optind >= argc)
 			usage();
 		o.peer = argv[optind];
-		if (o.err)
+		if (o.err == E_DESTROY)
+			client_destroy();
+		else if (o.err)
 			client_error();
 		else
 			client_traffic();

@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Requester-side error completions, with selftests/verbs/rc_verify -e:
+#   badrkey, oob (READ 32 B past the MR end), noaccess-{write,read,atomic}
+#     (an MR without that remote right) -> IBV_WC_REM_ACCESS_ERR; WRs
+#     before it succeed, the ones after it are IBV_WC_WR_FLUSH_ERR, QP ERR
+#   unreachable (the peer QP destroyed) -> IBV_WC_RETRY_EXC_ERR after about
+#     retry_cnt x timeout, then flushes, QP in ERR
+#   the same with the wire cut (netem loss 100% on both veth ends)
+#   rnr (no receive posted, rnr_retry 2) -> IBV_WC_RNR_RETRY_EXC_ERR
+#   state: ibv_post_send in RESET and in INIT returns an error
+# Each case runs on both topologies. SOFTRC_DRIVER=softrc|rxe.
+#
+# Topologies (selftests/verbs/topo.sh):
+#   wire: netns rc-a: va 10.0.0.1 (s0) === vb 10.0.0.2 (s1): netns rc-b
+#         (rxe: both ends in init_net, policy routing across the veth)
+#   loop: init_net: va 10.0.0.1 (s0), client and server both on s0
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$REPO/selftests/verbs/topo.sh"
+
+cleanup() {
+	topo_down
+	driver_unload
+}
+trap cleanup EXIT
+
+ktap_header "errors ($SOFTRC_DRIVER)"
+[ -x "$RC_VERIFY" ] || { echo "1..0 # SKIP $RC_VERIFY not built"; exit 0; }
+datapath_gate "errors ($SOFTRC_DRIVER)"
+
+for topo in wire loop; do
+	if ! topo_up $topo; then
+		not_ok "$topo: topology up ($SOFTRC_DRIVER)"
+		topo_down
+		continue
+	fi
+	for e in badrkey oob noaccess-write noaccess-read noaccess-atomic; do
+		rc_pair "$topo: $e -> IBV_WC_REM_ACCESS_ERR, then flushes, QP in ERR" -e $e
+	done
+	rc_pair "$topo: unreachable peer -> IBV_WC_RETRY_EXC_ERR after ~retry_cnt x timeout" \
+		-e unreachable -r 3 -u 14
+	rc_pair "$topo: rnr_retry 2, no receive -> IBV_WC_RNR_RETRY_EXC_ERR" -e rnr -R 2
+	check "$topo: post_send in RESET and INIT fails" \
+		$RUN_A "$RC_VERIFY" -e state -d "$DEV_A" -g "$GID_A"
+	if [ $topo = wire ]; then
+		netem_set loss 100%
+		rc_pair "$topo: wire cut (netem loss 100%) -> IBV_WC_RETRY_EXC_ERR after ~retry_cnt x timeout" \
+			-e unreachable -r 2 -u 13
+		netem_clear
+	fi
+	topo_down
+done
+
+ktap_finish
