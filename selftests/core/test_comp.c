@@ -359,4 +359,19 @@ TEST(comp_msn_retires_sends_behind_answered_read)
 	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
 }
 
+TEST(comp_msn_beyond_posted_ignored)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 3000, SIG));
+	softrc_core_tx(&t.qp, 0, 100);
+	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 2);	/* only SSN 1 exists */
+	EXPECT_EQ(0, t.qp.req.msn);
+	EXPECT_EQ(0, t.ncqe);
+	rx_ack(&t, 1001, SOFTRC_AETH_ACK | 31, 1);	/* MSN alone retires */
+	EXPECT_EQ(1, t.qp.req.msn);
+	EXPECT_EQ(1, t.ncqe);
+}
+
 TEST_HARNESS_MAIN

@@ -129,7 +129,9 @@ static void softrc_comp_aeth(struct softrc_core_qp *qp,
 	struct softrc_req *req = &qp->req;
 	u8 syn = pkt->syndrome;
 
-	if (softrc_psn_gt(pkt->msn, req->msn))
+	/* never past the last SSN posted: a bogus MSN retires nothing extra */
+	if (softrc_psn_gt(pkt->msn, req->msn) &&
+	    softrc_psn_lt(pkt->msn, req->next_ssn))
 		req->msn = pkt->msn;
 	if (softrc_syndrome_type(syn) != SOFTRC_AETH_ACK)
 		return;
