@@ -18,6 +18,8 @@
 #include "kselftest_harness.h"
 #include "sim.h"
 
+#pragma GCC diagnostic ignored "-Wsign-compare"
+
 #define SIM_PARTS	4
 
 /* ASan+UBSan runs about 6x slower: it checks a quarter by default. */
@@ -110,6 +112,50 @@ TEST_F_TIMEOUT(sim, random_scenarios_part2, 600)
 TEST_F_TIMEOUT(sim, random_scenarios_part3, 600)
 {
 	ASSERT_EQ(0, sim_part(_metadata, 3));
+}
+
+/* A bit flip anywhere after the IP/UDP header is caught, never accepted. */
+static void corrupt_run(struct __test_metadata *_metadata, bool fast)
+{
+	struct softrc_core_attr a = {
+		.pmtu = 1024, .sq_psn = 0xfffff0, .rq_psn = 7, .pkey = 0xffff,
+		.timeout = 8, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
+	};
+	struct softrc_send_wr wr = {
+		.opcode = SOFTRC_WR_RDMA_WRITE, .length = 64 << 10, .rkey = 0x200,
+		.send_flags = SOFTRC_SEND_SIGNALED,
+	};
+	struct sim sim;
+	u32 i;
+
+	sim_init(&sim, &a, 256 << 10, 99);
+	sim.fast_csum = fast;
+	sim.link.corrupt = 0.2;
+	sim_add_mr(&sim, 1, 0x200, 0, 256 << 10, SOFTRC_ACCESS_REMOTE_WRITE);
+	for (i = 0; i < (64u << 10); i++)
+		sim.ep[0].mem[i] = i * 31 + 7;
+	wr.remote_addr = sim_va(&sim, 1, 0x200, 128 << 10);
+	ASSERT_LE(0, sim_post_send(&sim, 0, &wr, 0));
+	ASSERT_TRUE(sim_run(&sim, 1ull << 40));
+	EXPECT_LT(0, sim.crc_drops);
+	EXPECT_EQ(0, sim.parse_drops);
+	ASSERT_EQ(1, sim.ep[0].ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, sim.ep[0].cqe[0].c.status);
+	EXPECT_EQ(0, memcmp(sim.ep[1].mem + (128 << 10), sim.ep[0].mem, 64 << 10));
+	for (i = 0; i < (64u << 10); i++)
+		ASSERT_EQ(1, sim.ep[1].touch[(128 << 10) + i]);
+	EXPECT_EQ(0, sim.violations);
+	sim_free(&sim);
+}
+
+TEST(sim_corruption_caught_by_icrc)
+{
+	corrupt_run(_metadata, false);
+}
+
+TEST(sim_corruption_caught_by_fast_checksum)
+{
+	corrupt_run(_metadata, true);
 }
 
 TEST_HARNESS_MAIN

@@ -29,6 +29,19 @@
  *   softrc_core_timer()          a timer armed through ops->timer expired
  *   softrc_core_set_error()      the glue moves the QP to ERROR
  *
+ * What the glue must do:
+ *  - call softrc_core_tx() after posting, after an RX burst and after a
+ *    timer (the engine never transmits requests on its own);
+ *  - call softrc_core_rx_flush() at the end of every RX burst: AckReq'd
+ *    requests are acknowledged there (coalesced), or earlier when another
+ *    response must go out first;
+ *  - keep each WQE's SGEs beside the ring slot the post calls return;
+ *    payload is named by (slot, byte offset) or (R_Key, VA);
+ *  - give max_dest_rd_atomic (storage.nres) >= the peer's max_rd_atomic,
+ *    or duplicate READ/ATOMICs may find no saved resource and be dropped;
+ *  - READ responses are all emitted from the rx call that validates the
+ *    request (no pacing inside the engine).
+ *
  * Stages: req.c (requester: segmentation, retransmission), resp.c
  * (responder), comp.c (ACK/response processing and completion).
  */
