@@ -1,0 +1,95 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest half of selftests/vm/interop.sh, run in both VMs of
+# tools/vm/run-pair.sh (SOFTRC_VM_NAME=A|B, NIC eth0, nothing else on the
+# link). A is 10.0.0.1 with driver INTEROP_A (softrc|rxe), B is 10.0.0.2
+# with INTEROP_B. Both walk the same test list; in each test one side is
+# the server (it listens on a port of its own) and the other the client
+# (it retries until that port answers), so the two stay in step.
+# Prints "INTEROP <test> ok|fail" lines for the host to collect.
+set -u
+. "$(dirname "$0")/../vm/lib.sh"
+
+me=$SOFTRC_VM_NAME
+if [ "$me" = A ]; then
+	ip=10.0.0.1 peer=10.0.0.2 drv=${INTEROP_A:-softrc}
+else
+	ip=10.0.0.2 peer=10.0.0.1 drv=${INTEROP_B:-rxe}
+fi
+export SOFTRC_DRIVER=$drv
+. "$REPO/selftests/verbs/topo.sh"
+dmesg -n 1
+dev=$(dev_name 0)
+ip addr add $ip/24 dev eth0
+ip link set eth0 up
+driver_load || { echo "INTEROP load-$drv fail"; exit 1; }
+rdma link add "$dev" type "$drv" netdev eth0 || { echo "INTEROP link-add fail"; exit 1; }
+wait_until 10 gid_index "$dev" $ip
+gid=$(gid_index "$dev" $ip)
+for _ in $(seq 120); do busybox ping -c 1 -W 1 $peer >/dev/null 2>&1 && break; done
+echo "# $me: $drv device $dev gid $gid, peer $peer"
+
+n=${INTEROP_N:-50}
+port=18600
+# t NAME SERVER(A|B) CMD ARGS...
+t() {
+	local name=$1 srv=$2 cmd=$3 gx=-x out rc
+	shift 3
+	port=$((port + 1))
+	case $cmd in ibv_*) gx=-g ;; esac
+	if [ "$srv" = "$me" ]; then
+		out=$(timeout 120 "$cmd" -d "$dev" $gx "$gid" -p $port "$@" 2>&1)
+		rc=$?
+	else
+		for _ in $(seq 240); do
+			out=$(timeout 120 "$cmd" -d "$dev" $gx "$gid" -p $port "$@" $peer 2>&1)
+			rc=$?
+			# a refused connect means the server is not up yet
+			printf '%s' "$out" | grep -qiE "couldn't connect|unable to connect|connection refused|Couldn't connect" || break
+			sleep 0.5
+		done
+	fi
+	if [ "$rc" = 0 ]; then
+		echo "INTEROP $name ok"
+	else
+		printf '%s\n' "$out" | tail -8 | sed "s/^/# $me: /"
+		echo "INTEROP $name fail"
+	fi
+}
+
+# rcv NAME SERVER: rc_verify over TCP, the server on SERVER
+rcv() {
+	local name=$1 srv=$2 rc out q=
+	port=$((port + 1))
+	[ "$drv" = rxe ] && q=-Q
+	if [ "$srv" = "$me" ]; then
+		out=$(timeout 180 "$RC_VERIFY" -s -d "$dev" -g "$gid" -p $port $q 2>&1)
+	else
+		out=$(timeout 180 "$RC_VERIFY" -d "$dev" -g "$gid" -p $port -n $((4 * n)) -S 21 $peer 2>&1)
+	fi
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		echo "INTEROP $name ok"
+	else
+		printf '%s\n' "$out" | grep -v '^# #  ' | tail -12 | sed "s/^/# $me: /"
+		echo "INTEROP $name fail"
+	fi
+}
+
+for s in A B; do
+	t "ibv_rc_pingpong 4 KiB, server $s" $s ibv_rc_pingpong -s 4096 -n $n
+	t "ibv_rc_pingpong 64 KiB mtu 512, server $s" $s ibv_rc_pingpong -s 65536 -m 512 -n $((n / 5))
+	t "ib_write_bw 64 KiB, server $s" $s ib_write_bw -s 65536 -n $n -F -u 18
+	t "ib_read_bw 64 KiB -q 2, server $s" $s ib_read_bw -s 65536 -n $n -q 2 -F -u 18
+	t "ib_send_bw 4 KiB, server $s" $s ib_send_bw -s 4096 -n $((2 * n)) -F -u 18
+	t "ib_atomic_bw, server $s" $s ib_atomic_bw -n $((2 * n)) -F -u 18
+	t "ib_write_lat, server $s" $s ib_write_lat -n $((2 * n)) -F -u 18
+	t "ib_read_lat, server $s" $s ib_read_lat -n $((2 * n)) -F -u 18
+	t "ib_send_lat, server $s" $s ib_send_lat -n $((2 * n)) -F -u 18
+	rcv "rc_verify $((4 * n)) ops, server $s" $s
+done
+echo "INTEROP done ok"
+# let the peer finish its last test before this VM powers off
+sleep 2
+exit 0
