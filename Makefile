@@ -8,6 +8,7 @@
 #   make style        checkpatch --strict on our sources
 #   make sparse       sparse (C=2) with endian checks
 #   make fuzz | coverage | bench-core   protocol core on the host
+#   make bench        perftest on softrc and on rxe (one VM boot each), ratios
 #
 # KDIR selects the kernel build tree: the running kernel's if it has
 # one, else Debian 12's 6.1.0-57-amd64 headers (installed if missing).
@@ -22,7 +23,7 @@ SUMMARY		:= $(TOP)/tools/testing/ktap-summary
 RESULTS		:= $(TOP)/build/results
 
 .PHONY: all modules deps clean check check-host check-vm check-harness \
-	style sparse demo fuzz coverage bench-core
+	style sparse demo fuzz coverage bench-core verbs check-interop bench
 all: modules
 
 $(KDIR)/Makefile:
@@ -52,6 +53,7 @@ check: deps
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
 	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
 	@$(MAKE) --no-print-directory check-vm
+	@$(MAKE) --no-print-directory check-interop
 	@$(SUMMARY) $(RESULTS)/*.ktap
 
 check-host:
@@ -64,12 +66,25 @@ check-harness:
 
 # All VM suites run in one guest boot; the guest's own verdict (finished,
 # kernel log clean) becomes two more results.
-check-vm: modules
+check-vm: modules verbs
 	@mkdir -p $(RESULTS)
 	@tools/vm/run.sh --timeout 1800 -- selftests/vm/run_all.sh 2>&1 | \
 		tee $(RESULTS)/vm.log; echo "$${PIPESTATUS[0]}" > $(RESULTS)/vm.status
 	@tools/testing/vm-ktap $(RESULTS)/vm.log $(RESULTS)/vm.status \
 		> $(RESULTS)/vm.ktap
+
+# libibverbs test programs the VM suites run (selftests/verbs/*.c)
+verbs:
+	$(MAKE) -C selftests/verbs
+
+# Interop with Linux rxe: two VMs (softrc and rdma_rxe) on a QEMU socket
+# network; runs on the host, outside run_all.sh.
+check-interop: modules verbs
+	@mkdir -p $(RESULTS)
+	@$(call RUN_STEP,interop,selftests/vm/interop.sh)
+
+bench: modules
+	tools/bench/bench.sh
 
 # X-macro tables (one list expanded into enum, names and descriptors)
 # are macros checkpatch cannot parse: in those files alone it may not
