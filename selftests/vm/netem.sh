@@ -54,7 +54,7 @@ check "loss 1%: $RETX went up ($before -> $after)" test "$after" -gt "$before"
 before=$after
 netem_set loss 5% reorder 10% duplicate 1% delay 1ms
 rc_pair "loss 5% reorder 10% duplicate 1% delay 1ms: rc_verify $n ops up to 256 KiB" \
-	-n $n -S 12 -u 14 -M 262144 -T 240
+	-n $n -S 12 -u 14 -M 262144 -T 150
 after=$(retx_total)
 check "loss 5% ...: $RETX went up ($before -> $after)" test "$after" -gt "$before"
 netem_clear
