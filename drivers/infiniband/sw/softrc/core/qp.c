@@ -286,6 +286,11 @@ void softrc_qp_enter_error(struct softrc_core_qp *qp)
 	qp->state = SOFTRC_QPS_ERROR;
 	qp->req.state = SOFTRC_REQ_ERROR;
 	qp->resp.state = SOFTRC_RESP_ERROR;
+	/* queued READ responses, ATOMIC ACKs and held ACKs are abandoned */
+	qp->resp.rd_pend = 0;
+	qp->resp.nak_held = 0;
+	qp->resp.ack_held = false;
+	qp->resp.ack_pending = false;
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RNR, 0);
 	softrc_flush_sq(qp);
@@ -298,10 +303,23 @@ void softrc_core_set_error(struct softrc_core_qp *qp)
 	softrc_qp_enter_error(qp);
 }
 
-/* Nothing left to do: every WQE completed and no timer armed. */
+/*
+ * Responder packets wait for softrc_core_tx() or softrc_core_tx_resp():
+ * queued READ responses / ATOMIC ACKs, or an ACK/NAK held behind them.
+ */
+bool softrc_core_tx_pending(const struct softrc_core_qp *qp)
+{
+	return qp->resp.rd_pend || qp->resp.ack_held;
+}
+
+/*
+ * Nothing left to do: every WQE completed, no timer armed, no response
+ * waiting to be transmitted.
+ */
 bool softrc_core_idle(const struct softrc_core_qp *qp)
 {
 	return qp->req.head == qp->req.tail &&
 	       !qp->req.deadline[SOFTRC_TIMER_RETRY] &&
-	       !qp->req.deadline[SOFTRC_TIMER_RNR];
+	       !qp->req.deadline[SOFTRC_TIMER_RNR] &&
+	       !softrc_core_tx_pending(qp);
 }

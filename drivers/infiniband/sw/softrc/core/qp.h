@@ -17,8 +17,12 @@
  *   softrc_core_post_send()      queue a send WR (returns its ring slot,
  *                                so the glue can keep its SGEs alongside)
  *   softrc_core_post_recv()      queue a receive WQE
- *   softrc_core_tx()             let the requester transmit (new packets
- *                                and retransmissions), up to a budget
+ *   softrc_core_tx()             transmit up to a budget: queued READ
+ *                                responses / ATOMIC ACKs of the responder,
+ *                                new requests and retransmissions
+ *   softrc_core_tx_resp()        the responder's share only (for states in
+ *                                which the requester must stay quiet)
+ *   softrc_core_tx_pending()     does the responder have packets queued?
  *   softrc_core_rx()             one parsed packet arrived (requests go to
  *                                the responder, responses/ACKs to the
  *                                completer)
@@ -31,7 +35,14 @@
  *
  * What the glue must do:
  *  - call softrc_core_tx() after posting, after an RX burst and after a
- *    timer (the engine never transmits requests on its own);
+ *    timer (the engine never transmits requests on its own), and call it
+ *    again (e.g. from a tasklet) while it returns its full @budget: a
+ *    return below @budget means nothing more can go out until the next
+ *    post, RX or timer; softrc_core_tx_pending() (true while responder
+ *    packets are queued) tells the same for the responder without
+ *    transmitting;
+ *  - in states where the requester must not send (RTR, SQD) but the
+ *    responder still answers, drive softrc_core_tx_resp() the same way;
  *  - call softrc_core_rx_flush() at the end of every RX burst: AckReq'd
  *    requests are acknowledged there (coalesced), or earlier when another
  *    response must go out first;
@@ -39,8 +50,13 @@
  *    payload is named by (slot, byte offset) or (R_Key, VA);
  *  - give max_dest_rd_atomic (storage.nres) >= the peer's max_rd_atomic,
  *    or duplicate READ/ATOMICs may find no saved resource and be dropped;
- *  - READ responses are all emitted from the rx call that validates the
- *    request (no pacing inside the engine).
+ *  - READ responses are paced: the rx call that validates a READ (or a
+ *    duplicate one) sends at most SOFTRC_RESP_INLINE packets of the
+ *    response, the rest leaves from softrc_core_tx*() within their budget;
+ *    response payload is named by (R_Key, VA) and read at transmit time,
+ *    possibly after later requests were executed (IBTA 9.5: only a fenced
+ *    WR waits for an earlier READ) or the MR was invalidated (xmit must
+ *    cope with a failed lookup).
  *
  * Stages: req.c (requester: segmentation, retransmission), resp.c
  * (responder), comp.c (ACK/response processing and completion).
@@ -466,6 +482,15 @@ struct softrc_req {
  * @rkey:	open WRITE: its R_Key
  * @remaining:	open WRITE: bytes still expected
  * @offset:	open SEND: bytes placed in the receive WQE so far
+ * @rd_tx:	responder resource whose response goes out next
+ * @rd_pend:	resources queued from @rd_tx on, in ring order (0 = none):
+ *		READ responses and ATOMIC ACKs still to transmit
+ * @rd_psn:	PSN of the next response packet of resource @rd_tx
+ * @rd_first:	PSN at which that response (re)started: its FIRST packet
+ * @nak_held:	sequence-error or RNR NAK syndrome for @epsn waiting
+ *		behind queued responses (0 = none)
+ * @ack_held:	a flush found responses queued: the coalesced ACK (or
+ *		@nak_held) goes out once they are sent
  */
 struct softrc_resp {
 	u8 state;
@@ -480,7 +505,16 @@ struct softrc_resp {
 	u32 rkey;
 	u32 remaining;
 	u32 offset;
+	u32 rd_tx;
+	u32 rd_pend;
+	u32 rd_psn;
+	u32 rd_first;
+	u8 nak_held;
+	bool ack_held;
 };
+
+/* READ response packets the rx call of a READ may send before pacing. */
+#define SOFTRC_RESP_INLINE	16
 
 /**
  * struct softrc_core_qp - the engine's view of one RC QP (embedded in
@@ -514,6 +548,7 @@ void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
 		       u64 now);
 void softrc_core_set_error(struct softrc_core_qp *qp);
 bool softrc_core_idle(const struct softrc_core_qp *qp);
+bool softrc_core_tx_pending(const struct softrc_core_qp *qp);
 
 /* req.c */
 u32 softrc_core_tx(struct softrc_core_qp *qp, u64 now, u32 budget);
@@ -522,6 +557,7 @@ u64 softrc_rnr_timer_ns(u8 code);
 u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu);
 
 /* resp.c */
+u32 softrc_core_tx_resp(struct softrc_core_qp *qp, u32 budget);
 void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		    void *rx);
 void softrc_resp_flush(struct softrc_core_qp *qp);

@@ -374,15 +374,24 @@ static bool (*const softrc_req_step[SOFTRC_REQ_NR])(struct softrc_core_qp *,
 };
 
 /*
- * Transmit up to @budget packets (new ones and retransmissions). Returns
- * the number of steps taken; less than @budget means the requester is
- * blocked (nothing to send, window/credit/fence wait, RNR wait, ERROR).
+ * Transmit up to @budget packets: queued responder packets (READ
+ * responses, ATOMIC ACKs) and requests (new ones and retransmissions).
+ *
+ * Sharing: responses go first with half the budget (rounded up), since
+ * the peer is waiting on them and a long READ response must not starve
+ * our own requests; the requester takes what is left; responses then get
+ * whatever the requester did not use. Neither side starves the other.
+ *
+ * Returns the number of steps taken (packets, plus requester steps that
+ * skip an already answered WQE); less than @budget means both sides are
+ * blocked or done (nothing to send, window/credit/fence wait, RNR wait,
+ * ERROR), @budget means call again.
  */
 u32 softrc_core_tx(struct softrc_core_qp *qp, u64 now, u32 budget)
 {
-	u32 n = 0;
+	u32 n = softrc_core_tx_resp(qp, budget - budget / 2);
 
 	while (n < budget && softrc_req_step[qp->req.state](qp, now))
 		n++;
-	return n;
+	return n + softrc_core_tx_resp(qp, budget - n);
 }

@@ -20,6 +20,18 @@
  *    ATOMIC when validated (early increment) [000, C9-147/148];
  *  - ACKs are coalesced: an AckReq'd (or duplicate) request marks an ACK
  *    pending, sent at softrc_core_rx_flush() or before any other response;
+ *  - responses leave in PSN order [004 §4.4]: READ responses and ATOMIC
+ *    ACKs are queued (the responder resources, in ring order, plus a
+ *    cursor) and sent at most SOFTRC_RESP_INLINE packets from the rx call,
+ *    the rest from softrc_core_tx*() within the budget; an ACK or a
+ *    sequence/RNR NAK found behind queued responses is held until they
+ *    are out (or dropped when a later READ/ATOMIC response covers it);
+ *    later requests are executed meanwhile (only a fenced WR waits for an
+ *    earlier READ, IBTA 9.5 / 10.8.3.3);
+ *  - a duplicate READ/ATOMIC restarts the queue at its resource and PSN
+ *    when that is before the cursor (the requester went back: everything
+ *    from there is needed again), extends the queue when it is past it,
+ *    and is already covered otherwise;
  *  - AETH credits: the number of free receive WQEs (IBTA table 44
  *    encoding), or 31 ("no credit information", as rxe) with
  *    attr.no_credits;
@@ -107,15 +119,71 @@ static void softrc_resp_send_aeth(struct softrc_core_qp *qp, u8 syndrome,
 	softrc_resp_xmit(qp, &pkt, NULL);
 }
 
-/* Send the coalesced ACK, if one is due: it covers epsn - 1. */
-void softrc_resp_flush(struct softrc_core_qp *qp)
+/*
+ * Send the held NAK (it acknowledges everything before epsn), else the
+ * coalesced ACK (it covers epsn - 1). True if a packet left.
+ */
+static bool softrc_resp_send_ctl(struct softrc_core_qp *qp)
 {
-	if (!qp->resp.ack_pending)
-		return;
-	qp->resp.ack_pending = false;
+	struct softrc_resp *resp = &qp->resp;
+	u8 nak = resp->nak_held;
+
+	resp->ack_held = false;
+	resp->nak_held = 0;
+	if (nak) {
+		resp->ack_pending = false;
+		softrc_resp_send_aeth(qp, nak, resp->epsn);
+		return true;
+	}
+	if (!resp->ack_pending)
+		return false;
+	resp->ack_pending = false;
 	qp->cnt.acks_sent++;
 	softrc_resp_send_aeth(qp, SOFTRC_AETH_ACK,
-			      softrc_psn_add(qp->resp.epsn, SOFTRC_PSN_MASK));
+			      softrc_psn_add(resp->epsn, SOFTRC_PSN_MASK));
+	return true;
+}
+
+/* Send the coalesced ACK, if one is due, unless responses are queued. */
+void softrc_resp_flush(struct softrc_core_qp *qp)
+{
+	struct softrc_resp *resp = &qp->resp;
+
+	if (resp->rd_pend) {
+		resp->ack_held = resp->ack_pending || resp->nak_held;
+		return;
+	}
+	softrc_resp_send_ctl(qp);
+}
+
+/* A sequence-error or RNR NAK for epsn, in PSN order. */
+static void softrc_resp_nak_epsn(struct softrc_core_qp *qp, u8 syndrome)
+{
+	struct softrc_resp *resp = &qp->resp;
+
+	resp->nak_sent = true;
+	if (resp->rd_pend) {
+		resp->nak_held = syndrome;
+		resp->ack_held = true;
+		return;
+	}
+	softrc_resp_flush(qp);
+	softrc_resp_send_aeth(qp, syndrome, resp->epsn);
+}
+
+/*
+ * A new READ/ATOMIC is about to be answered: the pending ACK goes first,
+ * or, behind queued responses, is dropped (the new response acknowledges
+ * everything before it, and in order).
+ */
+static void softrc_resp_ack_before(struct softrc_core_qp *qp)
+{
+	if (!qp->resp.rd_pend) {
+		softrc_resp_flush(qp);
+		return;
+	}
+	qp->resp.ack_pending = false;
+	qp->resp.ack_held = false;
 }
 
 static void softrc_resp_complete_recv(struct softrc_core_qp *qp, u8 status,
@@ -170,11 +238,8 @@ static void softrc_resp_fail(struct softrc_core_qp *qp,
 /* No receive WQE: RNR NAK with our min_rnr_timer [004 5.3]. */
 static void softrc_resp_rnr(struct softrc_core_qp *qp)
 {
-	softrc_resp_flush(qp);
 	qp->cnt.rnr_naks_sent++;
-	qp->resp.nak_sent = true;
-	softrc_resp_send_aeth(qp, SOFTRC_AETH_RNR_NAK | qp->attr.min_rnr_timer,
-			      qp->resp.epsn);
+	softrc_resp_nak_epsn(qp, SOFTRC_AETH_RNR_NAK | qp->attr.min_rnr_timer);
 }
 
 /* Payload length rules per position [003]; false = invalid request. */
@@ -314,41 +379,137 @@ static void softrc_resp_start_write(struct softrc_core_qp *qp,
 	softrc_resp_write_data(qp, pkt, rx);
 }
 
-static struct softrc_rd_res *softrc_resp_res_alloc(struct softrc_core_qp *qp)
+/* Age of resource slot @i in allocation order: 0 oldest, nres - 1 newest. */
+static u32 softrc_resp_res_age(const struct softrc_core_qp *qp, u32 i)
 {
-	struct softrc_rd_res *res = &qp->st.res[qp->resp.res_next];
-
-	qp->resp.res_next = (qp->resp.res_next + 1) % qp->st.nres;
-	memset(res, 0, sizeof(*res));
-	return res;
+	return (i + qp->st.nres - qp->resp.res_next) % qp->st.nres;
 }
 
-/* Send READ response packets @k.. of @res (fresh or replayed). */
-static void softrc_resp_read_reply(struct softrc_core_qp *qp,
-				   const struct softrc_rd_res *res, u32 k)
+/* The response of resource @i goes out next, from PSN @psn (a FIRST). */
+static void softrc_resp_rd_seek(struct softrc_core_qp *qp, u32 i, u32 psn)
 {
-	u32 pmtu = qp->attr.pmtu, k0 = k;
+	qp->resp.rd_tx = i;
+	qp->resp.rd_psn = psn;
+	qp->resp.rd_first = psn;
+}
 
-	softrc_resp_flush(qp);
-	for (; k < res->npkts; k++) {
-		bool first = k == k0, last = k + 1 == res->npkts;
-		struct softrc_buf pl = { .kind = SOFTRC_BUF_MR };
-		struct softrc_pkt pkt;
-		u8 op;
+/* The response at the head of the queue is out (or abandoned). */
+static void softrc_resp_rd_next(struct softrc_core_qp *qp)
+{
+	struct softrc_resp *resp = &qp->resp;
+	u32 i = (resp->rd_tx + 1) % qp->st.nres;
 
-		op = first && last ? SOFTRC_OP_RDMA_READ_RESPONSE_ONLY :
-		     first ? SOFTRC_OP_RDMA_READ_RESPONSE_FIRST :
-		     last ? SOFTRC_OP_RDMA_READ_RESPONSE_LAST :
-			    SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE;
-		softrc_resp_pkt_init(qp, &pkt, op, softrc_psn_add(res->psn, k));
-		pl.rkey = res->rkey;
-		pl.addr = res->va + (u64)k * pmtu;
-		pl.len = last ? res->len - k * pmtu : pmtu;
-		if (!pl.len)
-			pl.kind = SOFTRC_BUF_NONE;
-		pkt.payload_len = pl.len;
-		softrc_resp_xmit(qp, &pkt, &pl);
+	if (--resp->rd_pend)
+		softrc_resp_rd_seek(qp, i, qp->st.res[i].psn);
+}
+
+/*
+ * Queue resource @i from PSN @psn: a new one (the newest) or a duplicate.
+ * The queue is the ring range [rd_tx, rd_tx + rd_pend), oldest first.
+ */
+static void softrc_resp_rd_queue(struct softrc_core_qp *qp, u32 i, u32 psn)
+{
+	struct softrc_resp *resp = &qp->resp;
+	u32 a, a0, end;
+
+	if (!resp->rd_pend) {
+		softrc_resp_rd_seek(qp, i, psn);
+		resp->rd_pend = 1;
+		return;
 	}
+	a = softrc_resp_res_age(qp, i);
+	a0 = softrc_resp_res_age(qp, resp->rd_tx);
+	end = a0 + resp->rd_pend - 1;
+	if (a < a0 || (a == a0 && softrc_psn_lt(psn, resp->rd_psn))) {
+		/* the requester went back: restart there, keep what follows */
+		resp->rd_pend = end - a + 1;
+		softrc_resp_rd_seek(qp, i, psn);
+	} else if (a > end) {
+		/* past the queue: extend it through @i */
+		resp->rd_pend = a - a0 + 1;
+	}
+	/* else: queued already, at or before @psn */
+}
+
+/*
+ * Take the oldest resource for a new READ/ATOMIC. If its response is still
+ * queued, it is a replay the requester no longer needs (it cannot have
+ * more than max_rd_atomic <= nres outstanding): abandon it.
+ */
+static u32 softrc_resp_res_alloc(struct softrc_core_qp *qp)
+{
+	u32 i = qp->resp.res_next;
+
+	if (qp->resp.rd_pend && qp->resp.rd_tx == i)
+		softrc_resp_rd_next(qp);
+	qp->resp.res_next = (i + 1) % qp->st.nres;
+	memset(&qp->st.res[i], 0, sizeof(qp->st.res[i]));
+	return i;
+}
+
+static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
+				     const struct softrc_rd_res *res)
+{
+	struct softrc_pkt pkt;
+
+	softrc_resp_pkt_init(qp, &pkt, SOFTRC_OP_ATOMIC_ACKNOWLEDGE, res->psn);
+	pkt.orig = res->orig;
+	softrc_resp_xmit(qp, &pkt, NULL);
+}
+
+/* Send READ response packet rd_psn of resource rd_tx, advance the cursor. */
+static void softrc_resp_read_one(struct softrc_core_qp *qp,
+				 const struct softrc_rd_res *res)
+{
+	struct softrc_resp *resp = &qp->resp;
+	u32 k = (u32)softrc_psn_diff(resp->rd_psn, res->psn);
+	bool first = resp->rd_psn == resp->rd_first;
+	bool last = k + 1 == res->npkts;
+	struct softrc_buf pl = { .kind = SOFTRC_BUF_MR };
+	struct softrc_pkt pkt;
+	u8 op;
+
+	op = first && last ? SOFTRC_OP_RDMA_READ_RESPONSE_ONLY :
+	     first ? SOFTRC_OP_RDMA_READ_RESPONSE_FIRST :
+	     last ? SOFTRC_OP_RDMA_READ_RESPONSE_LAST :
+		    SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE;
+	softrc_resp_pkt_init(qp, &pkt, op, resp->rd_psn);
+	pl.rkey = res->rkey;
+	pl.addr = res->va + (u64)k * qp->attr.pmtu;
+	pl.len = last ? res->len - k * qp->attr.pmtu : qp->attr.pmtu;
+	if (!pl.len)
+		pl.kind = SOFTRC_BUF_NONE;
+	pkt.payload_len = pl.len;
+	softrc_resp_xmit(qp, &pkt, &pl);
+	if (last)
+		softrc_resp_rd_next(qp);
+	else
+		resp->rd_psn = softrc_psn_add(resp->rd_psn, 1);
+}
+
+/*
+ * Transmit up to @budget queued responses (READ response packets, ATOMIC
+ * ACKs), then the ACK/NAK held behind them. Returns the packets sent;
+ * less than @budget means the responder has nothing more queued.
+ */
+u32 softrc_core_tx_resp(struct softrc_core_qp *qp, u32 budget)
+{
+	struct softrc_resp *resp = &qp->resp;
+	u32 n = 0;
+
+	for (; n < budget && resp->rd_pend; n++) {
+		const struct softrc_rd_res *res = &qp->st.res[resp->rd_tx];
+
+		if (res->type == SOFTRC_RES_ATOMIC) {
+			softrc_resp_atomic_reply(qp, res);
+			softrc_resp_rd_next(qp);
+		} else {
+			softrc_resp_read_one(qp, res);
+		}
+	}
+	if (n < budget && resp->ack_held && softrc_resp_send_ctl(qp))
+		n++;
+	return n;
 }
 
 static void softrc_resp_read(struct softrc_core_qp *qp,
@@ -356,7 +517,7 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 {
 	struct softrc_resp *resp = &qp->resp;
 	struct softrc_rd_res *res;
-	u32 len = pkt->dma_len;
+	u32 len = pkt->dma_len, i;
 
 	if (!qp->st.nres || pkt->payload_len) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
@@ -367,9 +528,10 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
 		return;
 	}
-	softrc_resp_flush(qp);	/* the pending ACK must not cover this PSN */
+	softrc_resp_ack_before(qp);	/* the ACK must not cover this PSN */
 	resp->msn = softrc_psn_add(resp->msn, 1);	/* early increment */
-	res = softrc_resp_res_alloc(qp);
+	i = softrc_resp_res_alloc(qp);
+	res = &qp->st.res[i];
 	res->type = SOFTRC_RES_READ;
 	res->psn = pkt->psn;
 	res->npkts = len ? (len + qp->attr.pmtu - 1) / qp->attr.pmtu : 1;
@@ -377,18 +539,8 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 	res->rkey = pkt->rkey;
 	res->len = len;
 	resp->epsn = softrc_psn_add(resp->epsn, res->npkts);
-	softrc_resp_read_reply(qp, res, 0);
-}
-
-static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
-				     const struct softrc_rd_res *res)
-{
-	struct softrc_pkt pkt;
-
-	softrc_resp_flush(qp);
-	softrc_resp_pkt_init(qp, &pkt, SOFTRC_OP_ATOMIC_ACKNOWLEDGE, res->psn);
-	pkt.orig = res->orig;
-	softrc_resp_xmit(qp, &pkt, NULL);
+	softrc_resp_rd_queue(qp, i, res->psn);
+	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
 
 static void softrc_resp_atomic(struct softrc_core_qp *qp,
@@ -397,6 +549,7 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 	struct softrc_resp *resp = &qp->resp;
 	struct softrc_rd_res *res;
 	u64 orig;
+	u32 i;
 
 	if (!qp->st.nres || (pkt->va & 7)) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
@@ -407,18 +560,20 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
 		return;
 	}
-	softrc_resp_flush(qp);
+	softrc_resp_ack_before(qp);
 	orig = qp->ops->atomic(qp->ctx, pkt->rkey, pkt->va,
 			       pkt->opcode == SOFTRC_OP_COMPARE_SWAP,
 			       pkt->swap_add, pkt->compare);
 	resp->msn = softrc_psn_add(resp->msn, 1);
-	res = softrc_resp_res_alloc(qp);
+	i = softrc_resp_res_alloc(qp);
+	res = &qp->st.res[i];
 	res->type = SOFTRC_RES_ATOMIC;
 	res->psn = pkt->psn;
 	res->npkts = 1;
 	res->orig = orig;
 	resp->epsn = softrc_psn_add(resp->epsn, 1);
-	softrc_resp_atomic_reply(qp, res);
+	softrc_resp_rd_queue(qp, i, res->psn);
+	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
 
 /* IDLE: only a FIRST or ONLY may open a message. */
@@ -523,15 +678,12 @@ static void softrc_resp_duplicate(struct softrc_core_qp *qp,
 		qp->cnt.drop_too_old++;
 		return;
 	}
-	if (res->type == SOFTRC_RES_ATOMIC) {
+	if (res->type == SOFTRC_RES_ATOMIC)
 		qp->cnt.dup_atomics++;
-		softrc_resp_atomic_reply(qp, res);
-		return;
-	}
-	/* memory is read again at transmit time: never a stale copy */
-	qp->cnt.dup_reads++;
-	softrc_resp_read_reply(qp, res,
-			       (u32)softrc_psn_diff(pkt->psn, res->psn));
+	else
+		qp->cnt.dup_reads++;	/* memory is read again at transmit */
+	softrc_resp_rd_queue(qp, (u32)(res - qp->st.res), pkt->psn);
+	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
 
 void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
@@ -542,6 +694,7 @@ void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 	switch (softrc_psn_classify(pkt->psn, resp->epsn)) {
 	case SOFTRC_PSN_EXPECTED:
 		resp->nak_sent = false;
+		resp->nak_held = 0;	/* the gap it named is filled */
 		softrc_resp_step[resp->state](qp, pkt, rx);
 		break;
 	case SOFTRC_PSN_DUPLICATE:
@@ -551,11 +704,8 @@ void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		qp->cnt.drop_out_of_seq++;
 		if (resp->nak_sent)
 			break;
-		resp->nak_sent = true;
-		softrc_resp_flush(qp);
 		qp->cnt.seq_naks_sent++;
-		softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK |
-				      SOFTRC_NAK_PSN_SEQ_ERR, resp->epsn);
+		softrc_resp_nak_epsn(qp, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR);
 		break;
 	}
 }
