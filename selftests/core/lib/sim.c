@@ -563,10 +563,24 @@ void sim_post_recv_at(struct sim *sim, int ep, u64 t, u64 wr_id, u32 len,
 
 void sim_kick(struct sim *sim)
 {
+	u32 budget = sim->tx_budget ? sim->tx_budget : ~0u, n;
 	int i;
 
-	for (i = 0; i < 2; i++)
-		softrc_core_tx(&sim->ep[i].qp, sim->now, ~0u);
+	for (i = 0; i < 2; i++) {
+		struct softrc_core_qp *qp = &sim->ep[i].qp;
+
+		do {
+			u64 before = sim->wire_pkts;
+
+			n = softrc_core_tx(qp, sim->now, budget);
+			if (sim->wire_pkts - before > budget)
+				sim_violation(sim, "tx sent more than its budget",
+					      sim->wire_pkts - before, budget);
+		} while (n >= budget);
+		if (softrc_core_tx_pending(qp))
+			sim_violation(sim, "tx stopped below budget with work pending",
+				      n, budget);
+	}
 }
 
 u64 sim_next_event(struct sim *sim)

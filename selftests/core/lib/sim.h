@@ -104,6 +104,7 @@ struct sim {
 		       void *arg);
 	void *filter_arg;
 	/* optional wire trace */
+	u32 tx_budget;		/* softrc_core_tx budget per call, 0 = ~0 */
 	bool print;		/* log every packet and completion to stderr */
 	bool fast_csum;		/* trailer = cheap linear checksum, not ICRC */
 	bool trace_on;
@@ -136,7 +137,12 @@ int sim_post_send(struct sim *sim, int ep, const struct softrc_send_wr *wr,
 int sim_post_recv(struct sim *sim, int ep, u64 wr_id, u32 len, u64 local_off);
 void sim_post_recv_at(struct sim *sim, int ep, u64 t, u64 wr_id, u32 len,
 		      u64 local_off);
-/* Let both requesters transmit. */
+/*
+ * Let both endpoints transmit: softrc_core_tx() with sim->tx_budget,
+ * called again while it uses the whole budget (as the glue's tasklet);
+ * checks that no call sends more than its budget and that nothing is
+ * left pending.
+ */
 void sim_kick(struct sim *sim);
 /* Advance one event time step; false when nothing is left to happen. */
 bool sim_step(struct sim *sim);

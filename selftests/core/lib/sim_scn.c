@@ -12,6 +12,8 @@
  *  - receive completions match the peer's receive-consuming WRs in order
  *    (length, immediate, invalidated R_Key);
  *  - MSN monotonic and PSNs inside the window (checked on the wire);
+ *  - no softrc_core_tx() call sends more than its budget, and a call
+ *    below budget leaves nothing pending (checked in sim_kick());
  *  - no QP left hung: all done, or in ERROR.
  *
  * Context: host user space only.
@@ -207,6 +209,8 @@ static void scn_setup(struct scn *s, u64 seed, struct softrc_core_attr *attr,
 	}
 }
 
+static const u32 scn_budgets[] = { 0, 1, 3, 16, 64 };
+
 static void scn_start(struct scn *s, const struct softrc_core_attr *attr,
 		      bool late, u64 seed)
 {
@@ -218,6 +222,8 @@ static void scn_start(struct scn *s, const struct softrc_core_attr *attr,
 	sim_init(sim, attr, mem, seed ^ 0x5eed);
 	sim->link = link;
 	sim->fast_csum = seed % 4 != 0;	/* real ICRC in a quarter of runs */
+	/* the glue's tx budget: unlimited, or small to pace READ responses */
+	sim->tx_budget = scn_budgets[(seed / 4) % ARRAY_SIZE(scn_budgets)];
 	for (e = 0; e < 2; e++) {
 		struct sim_ep *ep = &sim->ep[e];
 
