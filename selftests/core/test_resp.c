@@ -2,7 +2,8 @@
 /*
  * Responder unit tests: reassembly of SEND and WRITE, length and
  * sequencing checks, R_Key/alignment errors, the one-NAK-per-gap rule,
- * RNR, WRITE with immediate, SEND with invalidate, ACK coalescing, MSN.
+ * RNR, WRITE with immediate, SEND with invalidate, ACK coalescing, MSN,
+ * READ responses paced by the tx budget (queue, duplicates, ordering).
  *
  * Context: host user space only.
  */
@@ -377,6 +378,371 @@ TEST(resp_malformed_expected_request_naks)
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_TRUE(t.errored);
 	EXPECT_EQ(2, t.qp.cnt.drop_malformed);
+}
+
+/* ---- READ responses paced through softrc_core_tx ---- */
+
+#define MIB_PKTS	4096	/* 1 MiB at 256 MTU */
+
+static void ct_init_256(struct ct *t)
+{
+	struct softrc_core_attr attr;
+
+	ct_attr_default(&attr);
+	attr.pmtu = 256;
+	ct_init(t, &attr);
+}
+
+static void rx_read(struct ct *t, u32 psn, u32 pkt_off, u32 len)
+{
+	struct softrc_pkt p = ct_req(SOFTRC_OP_RDMA_READ_REQUEST, psn, 0, true);
+
+	p.va += (u64)pkt_off * 256;
+	p.dma_len = len;
+	ct_rx(t, &p, 0);
+}
+
+/*
+ * Expected response stream, checked packet by packet as it leaves (the
+ * recording array is reset after every call, so any length fits).
+ */
+struct rd_expect {
+	u32 psn;	/* next expected PSN */
+	u32 first;	/* PSN of the expected FIRST */
+	u32 end;	/* PSN after the LAST */
+	u32 bad;	/* packets that did not match */
+};
+
+static void rd_check(struct ct *t, struct rd_expect *e)
+{
+	int i;
+
+	for (i = 0; i < t->ntx; i++) {
+		const struct softrc_pkt *p = &t->tx[i];
+		bool first = e->psn == e->first, last = e->psn + 1 == e->end;
+		u8 op = first && last ? SOFTRC_OP_RDMA_READ_RESPONSE_ONLY :
+			first ? SOFTRC_OP_RDMA_READ_RESPONSE_FIRST :
+			last ? SOFTRC_OP_RDMA_READ_RESPONSE_LAST :
+			       SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE;
+
+		if (p->psn != e->psn || p->opcode != op ||
+		    t->txpl[i].addr != 0x10000 + (u64)(e->psn - 5000) * 256)
+			e->bad++;
+		e->psn++;
+	}
+	t->ntx = 0;
+}
+
+/* Call tx with @budget until it returns less; false if one overran. */
+static bool drain(struct ct *t, u32 budget, struct rd_expect *e, int *calls)
+{
+	u32 n;
+
+	do {
+		int before = t->ntx;
+
+		n = softrc_core_tx(&t->qp, 0, budget);
+		if (n > budget || t->ntx - before != (int)n)
+			return false;
+		if (e)
+			rd_check(t, e);
+		(*calls)++;
+	} while (n == budget);
+	return true;
+}
+
+TEST(resp_read_1mib_paced_by_tx_budget)
+{
+	struct rd_expect e = { .psn = 5000, .first = 5000,
+			       .end = 5000 + MIB_PKTS };
+	struct ct t;
+	int calls = 0;
+
+	ct_init_256(&t);
+	rx_read(&t, 5000, 0, 1 << 20);
+	EXPECT_EQ(SOFTRC_RESP_INLINE, t.ntx);	/* the first burst only */
+	EXPECT_EQ(1, t.tx[0].msn);
+	EXPECT_EQ(5000 + MIB_PKTS, t.qp.resp.epsn);
+	rd_check(&t, &e);
+	softrc_core_rx_flush(&t.qp);
+	EXPECT_EQ(0, t.ntx);
+	ASSERT_TRUE(drain(&t, 16, &e, &calls));
+	EXPECT_EQ(5000 + MIB_PKTS, e.psn);
+	EXPECT_EQ(0, e.bad);
+	EXPECT_LE((MIB_PKTS - SOFTRC_RESP_INLINE) / 16, calls);
+	EXPECT_EQ(MIB_PKTS, t.qp.cnt.tx_pkts);
+	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 16));
+}
+
+TEST(resp_dup_read_mid_response_restarts_from_dup_psn)
+{
+	struct rd_expect e = { .psn = 5000, .first = 5000,
+			       .end = 5000 + MIB_PKTS };
+	struct ct t;
+	int calls = 0;
+
+	ct_init_256(&t);
+	rx_read(&t, 5000, 0, 1 << 20);
+	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
+	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
+	rd_check(&t, &e);			/* 5000..5047 out */
+	/* a duplicate ahead of the cursor is covered: no restart */
+	rx_read(&t, 5100, 100, (1 << 20) - 100 * 256);
+	rd_check(&t, &e);
+	EXPECT_EQ(5064, e.psn);
+	/* 5010 lost: the requester asks again from there */
+	rx_read(&t, 5010, 10, (1 << 20) - 10 * 256);
+	EXPECT_EQ(SOFTRC_RESP_INLINE, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, t.tx[0].opcode);
+	EXPECT_EQ(5010, t.tx[0].psn);
+	EXPECT_EQ(1, t.tx[0].msn);		/* duplicates never counted */
+	e.psn = 5010;
+	e.first = 5010;
+	rd_check(&t, &e);
+	ASSERT_TRUE(drain(&t, 16, &e, &calls));
+	EXPECT_EQ(5000 + MIB_PKTS, e.psn);
+	EXPECT_EQ(0, e.bad);
+	EXPECT_EQ(2, t.qp.cnt.dup_reads);
+	EXPECT_EQ(1, t.qp.resp.msn);
+}
+
+TEST(resp_two_reads_answered_in_order)
+{
+	struct ct t;
+	int calls = 0, i;
+	u32 psn = 5000;
+	struct softrc_pkt p;
+
+	ct_init_256(&t);
+	rx_read(&t, 5000, 0, 64 * 256);		/* A: 5000..5063 */
+	rx_read(&t, 5064, 0, 3 * 256 + 1);	/* B: 5064..5067 */
+	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY, 5068, 8, true);
+	p.dma_len = 8;
+	ct_rx(&t, &p, 0);
+	softrc_core_rx_flush(&t.qp);		/* ACK 5068 held behind A, B */
+	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
+	p = ct_req(SOFTRC_OP_FETCH_ADD, 5069, 0, true);
+	ct_rx(&t, &p, 0);			/* its ACK covers 5068 */
+	EXPECT_EQ(3, t.qp.resp.epsn - 5067);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(64 + 4 + 1, t.ntx);
+	for (i = 0; i < 68; i++, psn++) {
+		bool first = i == 0 || i == 64, last = i == 63 || i == 67;
+
+		EXPECT_EQ(psn, t.tx[i].psn);
+		EXPECT_EQ(first ? SOFTRC_OP_RDMA_READ_RESPONSE_FIRST :
+			  last ? SOFTRC_OP_RDMA_READ_RESPONSE_LAST :
+			  SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE, t.tx[i].opcode);
+	}
+	EXPECT_EQ(1, t.tx[67].payload_len);
+	EXPECT_EQ(SOFTRC_OP_ATOMIC_ACKNOWLEDGE, t.tx[68].opcode);
+	EXPECT_EQ(5069, t.tx[68].psn);
+	EXPECT_EQ(4, t.tx[68].msn);
+	EXPECT_EQ(0, t.qp.cnt.acks_sent);
+	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+}
+
+TEST(resp_ack_and_nak_held_behind_read_response)
+{
+	struct ct t;
+	int calls = 0;
+	struct softrc_pkt p;
+
+	ct_init_256(&t);
+	rx_read(&t, 5000, 0, 64 * 256);
+	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY, 5064, 8, true);
+	p.dma_len = 8;
+	ct_rx(&t, &p, 0);
+	softrc_core_rx_flush(&t.qp);
+	EXPECT_EQ(16, t.ntx);			/* no ACK past the READ */
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(65, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_ACKNOWLEDGE, t.tx[64].opcode);
+	EXPECT_EQ(SOFTRC_AETH_ACK, t.tx[64].syndrome & 0xe0);
+	EXPECT_EQ(5064, t.tx[64].psn);
+	EXPECT_EQ(2, t.tx[64].msn);
+
+	/* a gap behind a queued response: the NAK waits too, once */
+	t.ntx = 0;
+	rx_read(&t, 5065, 0, 64 * 256);
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5200, 8, true, 8);
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5201, 8, true, 8);
+	softrc_core_rx_flush(&t.qp);
+	EXPECT_EQ(16, t.ntx);
+	EXPECT_EQ(1, t.qp.cnt.seq_naks_sent);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(65, t.ntx);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5129));
+
+	/* the expected PSN fills the gap before the NAK leaves: no NAK */
+	t.ntx = 0;
+	rx_read(&t, 5129, 0, 64 * 256);
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5300, 8, true, 8);
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5193, 8, false, 8);
+	softrc_core_rx_flush(&t.qp);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	EXPECT_EQ(64, t.ntx);
+	EXPECT_EQ(2, t.qp.cnt.seq_naks_sent);
+
+	/* an RNR NAK is held the same way */
+	t.ntx = 0;
+	rx_read(&t, 5194, 0, 64 * 256);
+	rx_req(&t, SOFTRC_OP_SEND_ONLY, 5258, 8, true, 0);
+	EXPECT_EQ(16, t.ntx);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(65, t.ntx);
+	EXPECT_EQ(SOFTRC_AETH_RNR_NAK | 5, t.tx[64].syndrome);
+	EXPECT_EQ(5258, t.tx[64].psn);
+}
+
+TEST(resp_error_stops_pending_responses)
+{
+	struct ct t;
+
+	ct_init_256(&t);
+	rx_read(&t, 5000, 0, 1 << 20);
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000 + MIB_PKTS, 8, true, 8);
+	softrc_core_rx_flush(&t.qp);
+	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
+	softrc_core_set_error(&t.qp);
+	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 16));
+	EXPECT_EQ(0, softrc_core_tx_resp(&t.qp, 16));
+	softrc_core_rx_flush(&t.qp);
+	EXPECT_EQ(16, t.ntx);
+
+	/* a fatal NAK while a response is queued: NAK now, queue dropped */
+	ct_init_256(&t);
+	rx_read(&t, 5000, 0, 1 << 20);
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5000 + MIB_PKTS, 256, true, 0);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000 + MIB_PKTS));
+	EXPECT_TRUE(t.errored);
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 16));
+	EXPECT_EQ(17, t.ntx);
+}
+
+TEST(resp_idle_and_pending_reporting)
+{
+	struct ct t;
+	int n = 0;
+
+	ct_init_256(&t);
+	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	rx_read(&t, 5000, 0, 40 * 256);
+	EXPECT_FALSE(softrc_core_idle(&t.qp));
+	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
+	/* budget exhausted: the return says "call again" */
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 1));
+	EXPECT_EQ(16, softrc_core_tx_resp(&t.qp, 16));
+	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
+	while (softrc_core_tx_resp(&t.qp, 3) == 3)
+		n++;
+	EXPECT_EQ(2, n);			/* 7 left: 3 + 3 + 1 */
+	EXPECT_EQ(40, t.ntx);
+	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	EXPECT_TRUE(softrc_core_idle(&t.qp));
+}
+
+TEST(resp_tx_budget_shared_with_requester)
+{
+	struct ct t;
+	int i, reqs = 0;
+
+	ct_init_256(&t);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64 * 256, 0));
+	rx_read(&t, 5000, 0, 64 * 256);
+	t.ntx = 0;
+	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
+	for (i = 0; i < 16; i++)
+		reqs += !!(t.tx[i].op->flags & SOFTRC_OPF_REQ);
+	EXPECT_EQ(8, reqs);			/* half each, responses first */
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE, t.tx[0].opcode);
+	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_FIRST, t.tx[8].opcode);
+	/* nothing for the requester: responses take the whole budget */
+	softrc_core_set_error(&t.qp);
+	ct_init_256(&t);
+	rx_read(&t, 5000, 0, 64 * 256);
+	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
+	EXPECT_EQ(32, t.ntx);
+}
+
+/*
+ * The queue over the resource ring (4 here): a duplicate older than the
+ * cursor restarts there, one past the queue extends it, a new READ
+ * over a still-queued replay abandons the replay.
+ */
+TEST(resp_read_queue_restart_extend_and_overwrite)
+{
+	struct ct t;
+	int calls = 0;
+
+	ct_init_256(&t);
+	rx_read(&t, 5000, 0, 20 * 256);		/* R1 5000..5019 */
+	rx_read(&t, 5020, 0, 20 * 256);		/* R2 5020..5039 */
+	EXPECT_EQ(32, t.ntx);
+	/* R1 is out; the cursor is in R2: a duplicate of R1 restarts there */
+	rx_read(&t, 5005, 5, 15 * 256);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, t.tx[32].opcode);
+	EXPECT_EQ(5005, t.tx[32].psn);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(32 + 15 + 20, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, t.tx[47].opcode);
+	EXPECT_EQ(5020, t.tx[47].psn);
+	EXPECT_EQ(5039, t.tx[66].psn);
+
+	rx_read(&t, 5040, 0, 256);		/* R3 */
+	rx_read(&t, 5041, 0, 256);		/* R4: ring full */
+	/* nothing queued: a duplicate of R1 replays R1 alone */
+	t.ntx = 0;
+	rx_read(&t, 5000, 0, 20 * 256);
+	EXPECT_EQ(16, t.ntx);
+	/* a duplicate of R3, past the queue: R2 and R3 join it */
+	rx_read(&t, 5040, 0, 256);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(20 + 20 + 1, t.ntx);
+	EXPECT_EQ(5020, t.tx[20].psn);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, t.tx[40].opcode);
+	EXPECT_EQ(5040, t.tx[40].psn);
+
+	/* a replay of R1 queued; the new R5 takes R1's slot: R1 abandoned */
+	t.ntx = 0;
+	rx_read(&t, 5000, 0, 20 * 256);
+	t.ntx = 0;
+	rx_read(&t, 5042, 0, 256);
+	ASSERT_EQ(1, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, t.tx[0].opcode);
+	EXPECT_EQ(5042, t.tx[0].psn);
+	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	rx_read(&t, 5000, 0, 20 * 256);		/* R1 is gone now */
+	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
+}
+
+TEST(resp_dup_atomic_queued_behind_read)
+{
+	struct ct t;
+	struct softrc_pkt p;
+	int calls = 0;
+
+	ct_init_256(&t);
+	t.mem = 7;
+	p = ct_req(SOFTRC_OP_FETCH_ADD, 5000, 0, true);
+	p.swap_add = 1;
+	ct_rx(&t, &p, 0);
+	rx_read(&t, 5001, 0, 40 * 256);
+	/* the ATOMIC ACK was lost: its duplicate restarts the queue */
+	t.ntx = 0;
+	ct_rx(&t, &p, 0);
+	EXPECT_EQ(SOFTRC_OP_ATOMIC_ACKNOWLEDGE, t.tx[0].opcode);
+	EXPECT_EQ(7, t.tx[0].orig);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, t.tx[1].opcode);
+	EXPECT_EQ(5001, t.tx[1].psn);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	EXPECT_EQ(41, t.ntx);
+	EXPECT_EQ(1, t.natomic);
+	EXPECT_EQ(8, t.mem);
 }
 
 TEST_HARNESS_MAIN
