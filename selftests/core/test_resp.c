@@ -9,6 +9,7 @@
  */
 #include "kselftest_harness.h"
 #include "coretest.h"
+#include "sim.h"
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 
@@ -743,6 +744,36 @@ TEST(resp_dup_atomic_queued_behind_read)
 	EXPECT_EQ(41, t.ntx);
 	EXPECT_EQ(1, t.natomic);
 	EXPECT_EQ(8, t.mem);
+}
+
+/* End to end: a 1 MiB READ at 256 MTU over the simulator, budget 16. */
+TEST(resp_read_1mib_sim_budget_16)
+{
+	struct softrc_core_attr attr;
+	struct softrc_send_wr wr = {
+		.wr_id = 1, .opcode = SOFTRC_WR_RDMA_READ, .length = 1 << 20,
+		.rkey = 0x200, .send_flags = SOFTRC_SEND_SIGNALED,
+	};
+	struct sim sim;
+	u32 i;
+
+	ct_attr_default(&attr);
+	attr.pmtu = 256;
+	sim_init(&sim, &attr, 2 << 20, 1);
+	sim.tx_budget = 16;
+	sim_add_mr(&sim, 1, 0x200, 0, 1 << 20, SOFTRC_ACCESS_REMOTE_READ);
+	for (i = 0; i < 1 << 20; i++)
+		sim.ep[1].mem[i] = (u8)(i * 7 + (i >> 8));
+	wr.remote_addr = sim_va(&sim, 1, 0x200, 0);
+	ASSERT_LE(0, sim_post_send(&sim, 0, &wr, 1 << 20));
+	ASSERT_TRUE(sim_run(&sim, 1ull << 40));
+	EXPECT_EQ(0, sim.violations);
+	ASSERT_EQ(1, sim.ep[0].ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, sim.ep[0].cqe[0].c.status);
+	EXPECT_EQ(0, memcmp(sim.ep[0].mem + (1 << 20), sim.ep[1].mem, 1 << 20));
+	EXPECT_EQ(MIB_PKTS, sim.ep[1].qp.cnt.tx_pkts);
+	EXPECT_TRUE(softrc_core_idle(&sim.ep[1].qp));
+	sim_free(&sim);
 }
 
 TEST_HARNESS_MAIN
