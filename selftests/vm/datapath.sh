@@ -40,6 +40,21 @@ print("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x" % tuple(b))' "$2")" ]; t
 	return 1
 }
 
+# gid6_index DEV IPV6: the RoCE v2 GID index of an IPv6 address
+gid6_index() {
+	local g want
+	want=$(python3 -c '
+import ipaddress, sys
+print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2")
+	for g in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		if [ "$(cat "$g" 2>/dev/null)" = "$want" ]; then
+			basename "$g"
+			return 0
+		fi
+	done
+	return 1
+}
+
 # run_pair SERVER_PREFIX CLIENT_PREFIX TIMEOUT SERVER_CMD... -- CLIENT_CMD...
 run_pair() {
 	local sp=$1 cp=$2 t=$3 scmd=() ccmd=() spid rc
@@ -66,12 +81,18 @@ run_pair() {
 ktap_header datapath
 
 check "load softrc.ko" softrc_load
+if ! softrc_loaded; then
+	ktap_finish
+	exit
+fi
 
 ip netns add dp-a
 ip netns add dp-b
 ip link add va netns dp-a mtu 9000 type veth peer name vb netns dp-b mtu 9000
 $A ip addr add 10.0.1.1/24 dev va
 $B ip addr add 10.0.1.2/24 dev vb
+$A ip -6 addr add fd01::1/64 dev va nodad
+$B ip -6 addr add fd01::2/64 dev vb nodad
 $A ip link set va up
 $B ip link set vb up
 $A ip link set lo up
@@ -85,10 +106,13 @@ ip link set lo up
 check "rdma link add sa (netns dp-a)" $A rdma link add sa type softrc netdev va
 check "rdma link add sb (netns dp-b)" $B rdma link add sb type softrc netdev vb
 check "rdma link add sl (init_net)" rdma link add sl type softrc netdev vl
-check "GIDs appear" wait_until 5 bash -c 'ls /sys/class/infiniband/sa/ports/1/gids/1 && [ "$(cat /sys/class/infiniband/sl/ports/1/gids/1)" != "0000:0000:0000:0000:0000:0000:0000:0000" ]'
-wait_until 5 gid_index sa 10.0.1.1
-wait_until 5 gid_index sb 10.0.1.2
-wait_until 5 gid_index sl 10.0.2.1
+export -f gid_index gid6_index
+check "IPv4 GIDs appear" wait_until 10 bash -c \
+	'gid_index sa 10.0.1.1 && gid_index sb 10.0.1.2 && gid_index sl 10.0.2.1'
+check "IPv6 GIDs appear" wait_until 10 bash -c \
+	'gid6_index sa fd01::1 && gid6_index sb fd01::2'
+GA6=$(gid6_index sa fd01::1)
+GB6=$(gid6_index sb fd01::2)
 GA=$(gid_index sa 10.0.1.1)
 GB=$(gid_index sb 10.0.1.2)
 GL=$(gid_index sl 10.0.2.1)
@@ -105,6 +129,15 @@ for size in 1 64 1000 65536; do
 		ibv_rc_pingpong -d sb -g "$GB" -m 1024 -s $size -n 20 -- \
 		ibv_rc_pingpong -d sa -g "$GA" -m 1024 -s $size -n 20 10.0.1.2
 done
+check "rc_pingpong wire IPv6 GIDs" run_pair "$B" "$A" 60 \
+	ibv_rc_pingpong -d sb -g "$GB6" -s 4096 -n 20 -- \
+	ibv_rc_pingpong -d sa -g "$GA6" -s 4096 -n 20 10.0.1.2
+check "rc_pingpong wire with completion events (-e)" run_pair "$B" "$A" 60 \
+	ibv_rc_pingpong -d sb -g "$GB" -e -s 4096 -n 20 -- \
+	ibv_rc_pingpong -d sa -g "$GA" -e -s 4096 -n 20 10.0.1.2
+check "srq_pingpong wire (SRQ, 4 QPs)" run_pair "$B" "$A" 60 \
+	ibv_srq_pingpong -d sb -g "$GB" -q 4 -s 4096 -n 20 -- \
+	ibv_srq_pingpong -d sa -g "$GA" -q 4 -s 4096 -n 20 10.0.1.2
 for mtu in 256 1024 4096; do
 	check "rc_pingpong loopback mtu $mtu 64 KiB" run_pair "" "" 60 \
 		ibv_rc_pingpong -d sl -g "$GL" -m $mtu -s 65536 -n 20 -- \

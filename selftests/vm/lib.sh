@@ -74,7 +74,8 @@ wait_until() {
 # --- module ------------------------------------------------------------------
 # The in-kernel modules softrc needs, from the Debian image.
 softrc_deps() {
-	modprobe ib_core && modprobe ib_uverbs
+	modprobe ib_core && modprobe ib_uverbs && modprobe udp_tunnel &&
+		modprobe ip6_udp_tunnel
 }
 
 softrc_load() {

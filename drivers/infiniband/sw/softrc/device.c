@@ -24,6 +24,7 @@
 #include <net/addrconf.h>
 
 #include "softrc.h"
+#include "net.h"
 
 static DEFINE_MUTEX(softrc_link_mutex);
 static DEFINE_MUTEX(softrc_dev_list_lock);
@@ -109,10 +110,15 @@ static int softrc_dev_register(struct softrc_dev *sdev, const char *name,
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	softrc_set_device_ops(ibdev);
 
-	err = ib_device_set_netdev(ibdev, ndev, 1);
+	err = softrc_net_dev_add(sdev);
 	if (err)
 		return err;
-	return ib_register_device(ibdev, name, NULL);
+	err = ib_device_set_netdev(ibdev, ndev, 1);
+	if (!err)
+		err = ib_register_device(ibdev, name, NULL);
+	if (err)
+		softrc_net_dev_del(sdev);
+	return err;
 }
 
 static bool softrc_name_taken(const char *name)
@@ -212,6 +218,7 @@ void softrc_dev_dealloc(struct ib_device *ibdev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&softrc_dev_list_lock);
 	WARN_ON(atomic_read(&sdev->num_pd));
+	softrc_net_dev_del(sdev);
 	softrc_obj_dev_fini(sdev);
 }
 

@@ -14,11 +14,13 @@
  * its pending-completion queue (handed to the CQs after the lock is
  * dropped), its timers, and the transmit path of net.c.
  */
+#include <linux/highmem.h>
 #include <linux/skbuff.h>
 
 #include "qp.h"
 #include "net.h"
 #include "mr.h"
+#include "core/icrc.h"
 
 static struct softrc_qp *softrc_glue_qp(void *ctx)
 {
@@ -123,6 +125,87 @@ int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
 	default:
 		return -EINVAL;
 	}
+}
+
+/* May @pl go out as MR page fragments? (user memory, not inline) */
+bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_buf *pl)
+{
+	if (pl->kind == SOFTRC_BUF_MR)
+		return qp->is_user;
+	return pl->kind == SOFTRC_BUF_SEND_WQE && qp->is_user &&
+	       !(qp->sqs[pl->slot].flags & SOFTRC_SQS_INLINE);
+}
+
+/* Attach @len bytes at (@key, @va) as fragments, continuing @crc. */
+static int softrc_glue_frag_range(struct softrc_qp *qp, u32 key, u64 va,
+				  u32 len, struct sk_buff *skb, u32 *crc)
+{
+	struct skb_shared_info *sh = skb_shinfo(skb);
+	struct softrc_mr *mr;
+	struct page *page;
+	u32 off, n;
+	int err = 0;
+	u8 *p;
+
+	mr = softrc_mr_get(qp->sdev, key);
+	if (!mr)
+		return -EINVAL;
+	while (len) {
+		/* one fragment stays free for the pad + ICRC trailer */
+		if (sh->nr_frags >= MAX_SKB_FRAGS - 1) {
+			err = -E2BIG;
+			break;
+		}
+		err = softrc_mr_page(mr, va, &page, &off, &n);
+		if (err)
+			break;
+		n = min(n, len);
+		p = kmap_local_page(page);
+		*crc = softrc_icrc_update(*crc, p + off, n);
+		kunmap_local(p);
+		get_page(page);
+		skb_fill_page_desc(skb, sh->nr_frags, page, off, n);
+		skb->len += n;
+		skb->data_len += n;
+		skb->truesize += n;
+		va += n;
+		len -= n;
+	}
+	softrc_mr_put(mr);
+	return err;
+}
+
+/*
+ * TX without a copy: attach the payload @pl names as page fragments of
+ * its MRs and continue the ICRC @crc over it. -E2BIG if it needs more
+ * fragments than an skb has (the caller copies instead).
+ */
+int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
+		      struct sk_buff *skb, u32 *crc)
+{
+	const struct ib_sge *sge;
+	u32 i, n, nsge, len = pl->len;
+	u64 off = pl->addr;
+	int err;
+
+	if (pl->kind == SOFTRC_BUF_MR)
+		return softrc_glue_frag_range(qp, pl->rkey, pl->addr, len, skb,
+					      crc);
+	sge = softrc_qp_sq_sge(qp, pl->slot);
+	nsge = qp->sqs[pl->slot].num_sge;
+	for (i = 0; i < nsge && off >= sge[i].length; i++)
+		off -= sge[i].length;
+	for (; len && i < nsge; i++, off = 0) {
+		n = min_t(u64, len, sge[i].length - off);
+		if (!n)
+			continue;
+		err = softrc_glue_frag_range(qp, sge[i].lkey, sge[i].addr + off,
+					     n, skb, crc);
+		if (err)
+			return err;
+		len -= n;
+	}
+	return len ? -EINVAL : 0;
 }
 
 /* ---- the callbacks ------------------------------------------------- */

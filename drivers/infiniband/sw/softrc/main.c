@@ -18,6 +18,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "softrc.h"
+#include "net.h"
 
 #define SOFTRC_RXE_MODULE "rdma_rxe"
 
@@ -83,14 +84,19 @@ static int __init softrc_init(void)
 		goto err_unregister_module_nb;
 	}
 
-	err = softrc_dev_init();
+	err = softrc_net_init();
 	if (err)
 		goto err_unregister_module_nb;
+	err = softrc_dev_init();
+	if (err)
+		goto err_net_exit;
 
 	rdma_link_register(&softrc_link_ops);
 	pr_info("loaded\n");
 	return 0;
 
+err_net_exit:
+	softrc_net_exit();
 err_unregister_module_nb:
 	unregister_module_notifier(&softrc_module_nb);
 	return err;
@@ -102,6 +108,7 @@ static void __exit softrc_exit(void)
 	rdma_link_unregister(&softrc_link_ops);
 	softrc_dev_remove_all();
 	softrc_dev_exit();
+	softrc_net_exit();
 	unregister_module_notifier(&softrc_module_nb);
 	pr_info("unloaded\n");
 }

@@ -297,19 +297,20 @@ static struct dst_entry *softrc_route6(struct softrc_qp *qp, struct net *net,
 #endif
 }
 
-static void softrc_push_udp(struct softrc_qp *qp, struct sk_buff *skb)
+/* The UDP header; @len: UDP length (header through ICRC). */
+static void softrc_push_udp(struct softrc_qp *qp, struct sk_buff *skb, u32 len)
 {
 	struct udphdr *uh = skb_push(skb, sizeof(*uh));
 
 	skb_reset_transport_header(skb);
 	uh->source = htons(qp->sport);
 	uh->dest = htons(SOFTRC_UDP_PORT);
-	uh->len = htons(skb->len);
+	uh->len = htons(len);
 	uh->check = 0;
 }
 
 static void softrc_push_ip4(struct softrc_qp *qp, struct net *net,
-			    struct sk_buff *skb)
+			    struct sk_buff *skb, u32 l4len)
 {
 	struct iphdr *iph = skb_push(skb, sizeof(*iph));
 
@@ -317,31 +318,140 @@ static void softrc_push_ip4(struct softrc_qp *qp, struct net *net,
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
 	iph->tos = qp->av.tos;
-	iph->tot_len = htons(skb->len);
+	iph->tot_len = htons(sizeof(*iph) + l4len);
 	iph->frag_off = htons(IP_DF);
 	iph->ttl = qp->av.ttl;
 	iph->protocol = IPPROTO_UDP;
 	iph->check = 0;
 	iph->saddr = qp->av.saddr.v4;
 	iph->daddr = qp->av.daddr.v4;
+	/* before the ICRC: the IPv4 ID is not masked by it */
 	__ip_select_ident(net, iph, 1);
 	skb->protocol = htons(ETH_P_IP);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 }
 
-static void softrc_push_ip6(struct softrc_qp *qp, struct sk_buff *skb)
+static void softrc_push_ip6(struct softrc_qp *qp, struct sk_buff *skb,
+			    u32 l4len)
 {
 	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
 
 	skb_reset_network_header(skb);
 	ip6_flow_hdr(ip6h, qp->av.tos, htonl(qp->av.flow_label));
-	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->payload_len = htons(l4len);
 	ip6h->nexthdr = IPPROTO_UDP;
 	ip6h->hop_limit = qp->av.ttl;
 	ip6h->saddr = qp->av.saddr.v6;
 	ip6h->daddr = qp->av.daddr.v6;
 	skb->protocol = htons(ETH_P_IPV6);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+}
+
+/* Smallest payload worth attaching as page fragments instead of copying */
+#define SOFTRC_FRAG_MIN		512
+
+/*
+ * One skb with IP, UDP and RoCE headers in its head and room for @room
+ * more bytes. The lengths in the IP and UDP headers already count the
+ * payload, pad and ICRC, however they are added later.
+ */
+static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp, struct net *net,
+				       struct dst_entry *dst,
+				       const struct softrc_pkt *pkt, u32 room)
+{
+	u32 l3 = qp->av.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	u32 head = LL_RESERVED_SPACE(dst->dev) + l3 + sizeof(struct udphdr);
+	u32 plen = pkt->payload_len;
+	struct sk_buff *skb;
+	u32 l4len;
+
+	skb = alloc_skb(head + SOFTRC_HDRS_MAX + room, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, head);
+	l4len = softrc_build_hdrs(pkt, skb->data);
+	skb_put(skb, l4len);
+	l4len += sizeof(struct udphdr) + plen + softrc_padcnt(plen) +
+		 SOFTRC_ICRC_BYTES;
+	softrc_push_udp(qp, skb, l4len);
+	if (qp->av.ipv6)
+		softrc_push_ip6(qp, skb, l4len);
+	else
+		softrc_push_ip4(qp, net, skb, l4len);
+	return skb;
+}
+
+/* Payload copied into the head: small packets, kernel memory, fallback. */
+static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
+				       struct dst_entry *dst,
+				       const struct softrc_pkt *pkt,
+				       const struct softrc_buf *payload)
+{
+	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
+	struct sk_buff *skb;
+	u8 *p;
+
+	skb = softrc_skb_hdrs(qp, net, dst, pkt, plen + pad + SOFTRC_ICRC_BYTES);
+	if (!skb)
+		return NULL;
+	if (plen) {
+		p = skb_put(skb, plen);
+		if (softrc_glue_fill(qp, payload, p)) {
+			memset(p, 0, plen);
+			softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_mem_errors);
+		}
+	}
+	if (pad)
+		memset(skb_put(skb, pad), 0, pad);
+	p = skb_put(skb, SOFTRC_ICRC_BYTES);
+	softrc_icrc_put(p, softrc_icrc_calc(skb->data, qp->av.ipv6,
+					    skb->len - SOFTRC_ICRC_BYTES));
+	return skb;
+}
+
+/*
+ * Payload attached as fragments of the MR's pages (no copy; the WQE's
+ * buffer stays valid until the ACK retires it, and a replay rebuilds from
+ * the WQE), the ICRC computed over them on the way, pad and ICRC in a
+ * fragment of the QP's trailer page. NULL: use softrc_skb_copy.
+ */
+static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
+					struct dst_entry *dst,
+					const struct softrc_pkt *pkt,
+					const struct softrc_buf *payload)
+{
+	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
+	u32 l3 = qp->av.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	struct page_frag *pf = &qp->tx_trailer;
+	static const u8 zero[4];
+	struct sk_buff *skb;
+	u32 crc, hoff;
+	u8 *t;
+
+	if (!skb_page_frag_refill(8, pf, GFP_ATOMIC))
+		return NULL;
+	skb = softrc_skb_hdrs(qp, net, dst, pkt, 0);
+	if (!skb)
+		return NULL;
+	hoff = l3 + sizeof(struct udphdr) + SOFTRC_BTH_BYTES;
+	crc = softrc_icrc_begin(skb->data, qp->av.ipv6);
+	crc = softrc_icrc_update(crc, skb->data + hoff, skb->len - hoff);
+	if (softrc_glue_frags(qp, payload, skb, &crc)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	crc = softrc_icrc_update(crc, zero, pad);
+	t = page_address(pf->page) + pf->offset;
+	memset(t, 0, pad);
+	softrc_icrc_put(t + pad, softrc_icrc_final(crc));
+	get_page(pf->page);
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, pf->page,
+			   pf->offset, pad + SOFTRC_ICRC_BYTES);
+	pf->offset += 8;
+	skb->len += pad + SOFTRC_ICRC_BYTES;
+	skb->data_len += pad + SOFTRC_ICRC_BYTES;
+	skb->truesize += pad + SOFTRC_ICRC_BYTES;
+	return skb;
 }
 
 /* Build and send one packet of @qp (engine xmit callback). */
@@ -351,13 +461,9 @@ void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	struct softrc_dev *sdev = qp->sdev;
 	struct softrc_net *snet = sdev->dp->snet;
 	struct net *net = dev_net(sdev->ndev);
-	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
-	u32 l3 = qp->av.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	struct socket *sock = qp->av.ipv6 ? snet->sock6 : snet->sock4;
+	struct sk_buff *skb = NULL;
 	struct dst_entry *dst;
-	struct sk_buff *skb;
-	u32 hlen, head;
-	u8 *p;
 	int err;
 
 	lockdep_assert_held(&qp->lock);
@@ -371,36 +477,15 @@ void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
 		return;
 	}
-	head = LL_RESERVED_SPACE(dst->dev) + l3 + sizeof(struct udphdr);
-	skb = alloc_skb(head + SOFTRC_HDRS_MAX + plen + pad + SOFTRC_ICRC_BYTES,
-			GFP_ATOMIC);
+	if (pkt->payload_len >= SOFTRC_FRAG_MIN && softrc_glue_can_frag(qp, payload))
+		skb = softrc_skb_frags(qp, net, dst, pkt, payload);
+	if (!skb)
+		skb = softrc_skb_copy(qp, net, dst, pkt, payload);
 	if (!skb) {
 		dst_release(dst);
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_alloc);
 		return;
 	}
-	skb_reserve(skb, head);
-	hlen = softrc_build_hdrs(pkt, skb->data);
-	skb_put(skb, hlen);
-	if (plen) {
-		p = skb_put(skb, plen);
-		if (softrc_glue_fill(qp, payload, p)) {
-			memset(p, 0, plen);
-			softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_mem_errors);
-		}
-	}
-	if (pad)
-		memset(skb_put(skb, pad), 0, pad);
-	skb_put(skb, SOFTRC_ICRC_BYTES);
-
-	softrc_push_udp(qp, skb);
-	if (qp->av.ipv6)
-		softrc_push_ip6(qp, skb);
-	else
-		softrc_push_ip4(qp, net, skb);
-	softrc_icrc_put(skb_tail_pointer(skb) - SOFTRC_ICRC_BYTES,
-			softrc_icrc_calc(skb->data, qp->av.ipv6,
-					 skb->len - SOFTRC_ICRC_BYTES));
 	skb->ip_summed = CHECKSUM_NONE;
 	skb_dst_set(skb, dst);
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
+ * SOFTRC_XMACRO_TABLE (see `make style`)
+ *
  * The network side of a device: one UDP 4791 tunnel socket per network
  * namespace, the receive hook that demultiplexes RoCEv2 packets to QPs,
  * and the IPv4/IPv6 transmit of packets the engine builds.
@@ -41,6 +43,7 @@ enum softrc_dev_counter {
 	SOFTRC_DEV_COUNTERS(SOFTRC__DEVCNT_ENUM)
 	SOFTRC_DEVCNT_NR
 };
+
 #undef SOFTRC__DEVCNT_ENUM
 
 struct softrc_net;
@@ -66,7 +69,7 @@ struct softrc_dp {
 	atomic64_t cnt[SOFTRC_DEVCNT_NR];
 	atomic64_t parse_rej[SOFTRC_PARSE_NR];
 	u64 dead[SOFTRC_CORE_NR_COUNTERS];
-	spinlock_t dead_lock;
+	spinlock_t dead_lock;	/* destroyed QPs' counters */
 };
 
 static inline void softrc_dev_count(struct softrc_dev *sdev,
@@ -100,6 +103,9 @@ void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 /* glue.c: payload into the skb */
 int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *payload,
 		     u8 *dst);
+bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_buf *pl);
+int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
+		      struct sk_buff *skb, u32 *crc);
 
 /* stats.c */
 struct rdma_hw_stats *softrc_alloc_hw_port_stats(struct ib_device *ibdev,

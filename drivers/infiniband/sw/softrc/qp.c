@@ -74,6 +74,7 @@ void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc)
 	u32 prod = qp->pwc_prod;
 
 	lockdep_assert_held(&qp->lock);
+	/* acquire: the drainer is done with the slot before we reuse it */
 	if (prod - smp_load_acquire(&qp->pwc_cons) >= qp->pwc_size) {
 		/* cannot happen with the sizing in create; never overwrite */
 		pr_err_ratelimited("qp %u: completion queue overrun\n",
@@ -81,6 +82,7 @@ void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc)
 		return;
 	}
 	qp->pwc[prod & (qp->pwc_size - 1)] = *pwc;
+	/* release: the entry is written before the drainer can see it */
 	smp_store_release(&qp->pwc_prod, prod + 1);
 }
 
@@ -122,11 +124,14 @@ void softrc_qp_drain_comps(struct softrc_qp *qp)
 		if (!spin_trylock_bh(&qp->comp_lock))
 			return;
 		cons = qp->pwc_cons;
+		/* acquire: pairs with the release in softrc_qp_push_wc */
 		while (cons != smp_load_acquire(&qp->pwc_prod)) {
 			softrc_qp_post_one(qp, &qp->pwc[cons & (qp->pwc_size - 1)]);
+			/* release: the slot is read before the producer reuses it */
 			smp_store_release(&qp->pwc_cons, ++cons);
 		}
 		spin_unlock_bh(&qp->comp_lock);
+		/* acquire: entries pushed while we held comp_lock */
 	} while (cons != smp_load_acquire(&qp->pwc_prod));
 }
 
@@ -785,17 +790,16 @@ static void softrc_qp_core_apply(struct softrc_qp *qp, int mask,
 
 /* ---- attributes -------------------------------------------------- */
 
-static void softrc_gid_to_ip(const union ib_gid *gid, bool *v6,
-			     struct in6_addr *a6, __be32 *a4)
+/* Copy a GID as an IPv6 address; false if it is IPv4-mapped. */
+static bool softrc_gid_to_ip6(const union ib_gid *gid, struct in6_addr *a6)
 {
 	memcpy(a6, gid->raw, sizeof(*a6));
-	*v6 = !ipv6_addr_v4mapped(a6);
-	*a4 = *v6 ? 0 : a6->s6_addr32[3];
+	return !ipv6_addr_v4mapped(a6);
 }
 
 static int softrc_path_from_ah(struct softrc_qp *qp,
-			     const struct rdma_ah_attr *ah,
-			     struct softrc_path *av)
+			       const struct rdma_ah_attr *ah,
+			       struct softrc_path *av)
 {
 	const struct ib_global_route *grh;
 	bool sv6, dv6;
@@ -809,12 +813,12 @@ static int softrc_path_from_ah(struct softrc_qp *qp,
 	    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return -EINVAL;
 	memset(av, 0, sizeof(*av));
-	softrc_gid_to_ip(&grh->sgid_attr->gid, &sv6, &av->saddr.v6,
-			 &av->saddr.v4);
-	softrc_gid_to_ip(&grh->dgid, &dv6, &av->daddr.v6, &av->daddr.v4);
+	sv6 = softrc_gid_to_ip6(&grh->sgid_attr->gid, &av->saddr.v6);
+	dv6 = softrc_gid_to_ip6(&grh->dgid, &av->daddr.v6);
 	if (sv6 != dv6)
 		return -EINVAL;
 	if (!sv6) {
+		/* IPv4-mapped: the address is the last 4 bytes */
 		av->saddr.v4 = av->saddr.v6.s6_addr32[3];
 		av->daddr.v4 = av->daddr.v6.s6_addr32[3];
 	}
@@ -901,7 +905,7 @@ static void softrc_qp_save_attr(struct softrc_qp *qp,
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		a->en_sqd_async_notify = attr->en_sqd_async_notify;
 	if (mask & IB_QP_AV)
-		rdma_copy_ah_attr(&a->ah_attr, &attr->ah_attr);
+		rdma_replace_ah_attr(&a->ah_attr, &attr->ah_attr);
 }
 
 /* Apply a state change; returns with the engine in step. */
@@ -980,6 +984,8 @@ int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	spin_lock_bh(&qp->lock);
 	*attr = qp->attr;
+	/* no reference for the caller: it reads the GID index */
+	attr->ah_attr.grh.sgid_attr = NULL;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->sq_draining = 0;
@@ -1142,6 +1148,8 @@ static void softrc_qp_free(struct softrc_qp *qp)
 	bitmap_free(qp->rq_bad);
 	kvfree(qp->pwc);
 	kvfree(qp->core_res);
+	if (qp->tx_trailer.page)
+		put_page(qp->tx_trailer.page);
 	dst_cache_destroy(&qp->dst_cache);
 }
 

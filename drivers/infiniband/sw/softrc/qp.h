@@ -142,11 +142,12 @@ struct softrc_pwc {
  * @rx_se:	the packet being processed has the SE bit (under @lock)
  * @timer:	retry and RNR timers (timers.c)
  * @tx_task:	TX continuation after a burst budget
+ * @tx_trailer:	page the pad + ICRC of fragment-built packets come from
  */
 struct softrc_qp {
 	struct ib_qp ibqp;
 	struct softrc_dev *sdev;
-	spinlock_t lock;
+	spinlock_t lock;	/* the QP lock: engine, state, shadows */
 	refcount_t ref;
 	struct completion released;
 	bool dying;
@@ -187,11 +188,12 @@ struct softrc_qp {
 	u32 pwc_size;
 	u32 pwc_prod;
 	u32 pwc_cons;
-	spinlock_t comp_lock;
+	spinlock_t comp_lock;	/* one drainer of @pwc at a time */
 
 	bool rx_se;
 	struct hrtimer timer[SOFTRC_TIMER_NR];
 	struct tasklet_struct tx_task;
+	struct page_frag tx_trailer;
 };
 
 static inline struct softrc_qp *to_sqp(struct ib_qp *ibqp)

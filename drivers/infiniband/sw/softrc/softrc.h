@@ -58,7 +58,10 @@ enum softrc_limits {
  * @ah_xa:	AHs by ah_num (ah.c; IRQ-safe lock)
  * @srq_xa:	SRQs by srq_num (srq.c)
  * @num_cq:	CQs allocated, bounded by SOFTRC_MAX_CQ (cq.c)
+ * @dp:		data path: QPN table, sockets, counters (net.c)
  */
+struct softrc_dp;
+
 struct softrc_dev {
 	struct ib_device ib_dev;
 	struct net_device *ndev;
@@ -69,6 +72,7 @@ struct softrc_dev {
 	struct xarray ah_xa;
 	struct xarray srq_xa;
 	atomic_t num_cq;
+	struct softrc_dp *dp;
 };
 
 static inline struct softrc_dev *to_sdev(struct ib_device *ibdev)

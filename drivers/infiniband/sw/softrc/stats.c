@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
+ * SOFTRC_XMACRO_TABLE (see `make style`)
+ *
  * rdma statistics (`rdma statistic show link DEV/1`): every engine counter
  * summed over the device's QPs (live ones plus those already destroyed),
  * then the device's receive drops and transmit problems, then receive
@@ -28,8 +30,8 @@ static const struct rdma_stat_desc softrc_stat_descs[] = {
 
 static_assert(sizeof(struct softrc_core_counters) ==
 	      SOFTRC_CORE_NR_COUNTERS * sizeof(u64));
-static_assert(SOFTRC_NR_STATS == SOFTRC_CORE_NR_COUNTERS +
-	      SOFTRC_DEVCNT_NR + SOFTRC_PARSE_NR);
+static_assert(SOFTRC_CORE_NR_COUNTERS + SOFTRC_DEVCNT_NR + SOFTRC_PARSE_NR ==
+	      ARRAY_SIZE(softrc_stat_descs));
 
 struct rdma_hw_stats *softrc_alloc_hw_port_stats(struct ib_device *ibdev,
 						 u32 port)

@@ -13,6 +13,8 @@
 #include <rdma/rdma_user_rxe.h>
 
 #include "softrc.h"
+#include "net.h"
+#include "qp.h"
 #include "ah.h"
 #include "cq.h"
 #include "mr.h"
@@ -155,6 +157,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = SOFTRC_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = softrc_alloc_hw_port_stats,
 	.alloc_pd = softrc_alloc_pd,
 	.alloc_ucontext = softrc_alloc_ucontext,
 	.create_ah = softrc_create_ah,
@@ -168,7 +171,14 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.destroy_ah = softrc_destroy_ah,
 	.destroy_cq = softrc_destroy_cq,
 	.destroy_srq = softrc_destroy_srq,
+	.create_qp = softrc_create_qp,
+	.destroy_qp = softrc_destroy_qp,
 	.enable_driver = softrc_enable_driver,
+	.get_hw_stats = softrc_get_hw_stats,
+	.modify_qp = softrc_modify_qp,
+	.post_recv = softrc_post_recv,
+	.post_send = softrc_post_send,
+	.query_qp = softrc_query_qp,
 	.get_dma_mr = softrc_get_dma_mr,
 	.get_link_layer = softrc_get_link_layer,
 	.get_port_immutable = softrc_get_port_immutable,
@@ -189,6 +199,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ah, softrc_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, softrc_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, softrc_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, softrc_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, softrc_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, softrc_ucontext, ibuc),
 };
