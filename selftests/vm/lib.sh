@@ -93,7 +93,11 @@ softrc_unload() {
 # Make softrc.ko visible to modprobe (for `rdma link add` autoload): an
 # overlay on the module tree so depmod can write its index.
 softrc_install_module() {
-	local upper=/tmp/softrc-mods
+	local upper=/run/softrc-mods
+
+	# an overlay's upper dir cannot live on the root overlay: own tmpfs
+	mkdir -p $upper
+	mountpoint -q $upper || mount -t tmpfs softrc-mods $upper || return 1
 	mkdir -p $upper/upper $upper/work
 	mount -t overlay overlay -o "lowerdir=/lib/modules/$KVER,upperdir=$upper/upper,workdir=$upper/work" \
 		"/lib/modules/$KVER" || return 1
