@@ -161,7 +161,7 @@ static int softrc_glue_frag_range(struct softrc_qp *qp, u32 key, u64 va,
 			break;
 		n = min(n, len);
 		p = kmap_local_page(page);
-		*crc = softrc_icrc_update(*crc, p + off, n);
+		*crc = softrc_net_crc(*crc, p + off, n);
 		kunmap_local(p);
 		get_page(page);
 		skb_fill_page_desc(skb, sh->nr_frags, page, off, n);

@@ -21,6 +21,7 @@
  * Touches: sockets, skbs, the device list of a namespace, QPs through
  * qp.h and the engine.
  */
+#include <crypto/hash.h>
 #include <linux/if_vlan.h>
 #include <linux/highmem.h>
 #include <linux/inetdevice.h>
@@ -59,6 +60,25 @@ struct softrc_net {
 
 static DEFINE_MUTEX(softrc_net_mutex);
 static unsigned int softrc_net_id;
+
+/*
+ * The kernel's "crc32" hash: the same reflected CRC-32 register update as
+ * softrc_crc32_update() (no pre/post inversion), but the crypto API picks
+ * the fastest implementation (PCLMULQDQ where the CPU has it). Payload
+ * bytes go through it; the short masked headers stay with the core.
+ */
+static struct crypto_shash *softrc_crc_tfm;
+
+u32 softrc_net_crc(u32 reg, const void *p, u32 len)
+{
+	SHASH_DESC_ON_STACK(desc, softrc_crc_tfm);
+
+	desc->tfm = softrc_crc_tfm;
+	*(u32 *)shash_desc_ctx(desc) = reg;
+	if (crypto_shash_update(desc, p, len))
+		return softrc_crc32_update(reg, p, len);
+	return *(u32 *)shash_desc_ctx(desc);
+}
 
 static struct softrc_net **softrc_net_slot(struct net *net)
 {
@@ -102,7 +122,7 @@ static u32 softrc_skb_crc(const struct sk_buff *skb, int off, int len, u32 crc)
 
 	if (off < hlen) {
 		n = min(len, hlen - off);
-		crc = softrc_icrc_update(crc, skb->data + off, n);
+		crc = softrc_net_crc(crc, skb->data + off, n);
 		off += n;
 		len -= n;
 	}
@@ -122,7 +142,7 @@ static u32 softrc_skb_crc(const struct sk_buff *skb, int off, int len, u32 crc)
 				      p_len, copied) {
 			u8 *va = kmap_local_page(p);
 
-			crc = softrc_icrc_update(crc, va + p_off, p_len);
+			crc = softrc_net_crc(crc, va + p_off, p_len);
 			kunmap_local(va);
 		}
 		len -= n;
@@ -381,6 +401,19 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp, struct net *net,
 	return skb;
 }
 
+/*
+ * ICRC register over the linear part of a TX skb (IP header at
+ * skb->data), less its last @skip bytes (an ICRC slot already there).
+ */
+static u32 softrc_skb_icrc(struct softrc_qp *qp, struct sk_buff *skb, u32 skip)
+{
+	u32 l3 = qp->av.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	u32 hoff = l3 + sizeof(struct udphdr) + SOFTRC_BTH_BYTES;
+
+	return softrc_net_crc(softrc_icrc_begin(skb->data, qp->av.ipv6),
+			      skb->data + hoff, skb_headlen(skb) - hoff - skip);
+}
+
 /* Payload copied into the head: small packets, kernel memory, fallback. */
 static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
 				       struct dst_entry *dst,
@@ -404,8 +437,8 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
 	if (pad)
 		memset(skb_put(skb, pad), 0, pad);
 	p = skb_put(skb, SOFTRC_ICRC_BYTES);
-	softrc_icrc_put(p, softrc_icrc_calc(skb->data, qp->av.ipv6,
-					    skb->len - SOFTRC_ICRC_BYTES));
+	softrc_icrc_put(p, softrc_icrc_final(softrc_skb_icrc(qp, skb,
+							     SOFTRC_ICRC_BYTES)));
 	return skb;
 }
 
@@ -421,11 +454,10 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
 					const struct softrc_buf *payload)
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
-	u32 l3 = qp->av.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	struct page_frag *pf = &qp->tx_trailer;
 	static const u8 zero[4];
 	struct sk_buff *skb;
-	u32 crc, hoff;
+	u32 crc;
 	u8 *t;
 
 	if (!skb_page_frag_refill(8, pf, GFP_ATOMIC))
@@ -433,9 +465,7 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
 	skb = softrc_skb_hdrs(qp, net, dst, pkt, 0);
 	if (!skb)
 		return NULL;
-	hoff = l3 + sizeof(struct udphdr) + SOFTRC_BTH_BYTES;
-	crc = softrc_icrc_begin(skb->data, qp->av.ipv6);
-	crc = softrc_icrc_update(crc, skb->data + hoff, skb->len - hoff);
+	crc = softrc_skb_icrc(qp, skb, 0);
 	if (softrc_glue_frags(qp, payload, skb, &crc)) {
 		kfree_skb(skb);
 		return NULL;
@@ -660,10 +690,19 @@ static struct pernet_operations softrc_net_ops = {
 
 int softrc_net_init(void)
 {
-	return register_pernet_subsys(&softrc_net_ops);
+	int err;
+
+	softrc_crc_tfm = crypto_alloc_shash("crc32", 0, 0);
+	if (IS_ERR(softrc_crc_tfm))
+		return PTR_ERR(softrc_crc_tfm);
+	err = register_pernet_subsys(&softrc_net_ops);
+	if (err)
+		crypto_free_shash(softrc_crc_tfm);
+	return err;
 }
 
 void softrc_net_exit(void)
 {
 	unregister_pernet_subsys(&softrc_net_ops);
+	crypto_free_shash(softrc_crc_tfm);
 }
