@@ -45,20 +45,30 @@ slab_grown() {
 		END { exit bad }'
 }
 
+# packets DEV has sent (softrc: tx_pkts, rxe: sent_pkts)
+tx_count() {
+	rdma statistic show link "$1/1" |
+		sed -En 's/.* (tx_pkts|sent_pkts) ([0-9]+).*/\2/p' | head -1 | grep . || echo 0
+}
+export -f tx_count
+
 TRAFFIC_PIDS=
 # traffic_start: a long ib_write_bw pair; waits until bytes move
 traffic_start() {
 	local port=$((20000 + RANDOM % 20000))
+	local before
+
+	before=$(tx_count "$DEV_A")
 	# started detached (not our children), so kill -9 is not reported
 	( $RUN_B ib_write_bw -d "$DEV_B" -x "$GID_B" -p $port -s 65536 -n 1000000 -F -u 18 >/dev/null 2>&1 &
 	  echo $! >/tmp/td-srv.pid )
-	sleep 0.5
+	# the client gives up at once if the server is not listening yet
+	wait_until 20 bash -c "$RUN_B ss -ltn | grep -q ':$port '"
 	( $RUN_A ib_write_bw -d "$DEV_A" -x "$GID_A" -p $port -s 65536 -n 1000000 -F -u 18 "$IP_B" >/dev/null 2>&1 &
 	  echo $! >/tmp/td-cli.pid )
 	TRAFFIC_PIDS="$(cat /tmp/td-srv.pid) $(cat /tmp/td-cli.pid)"
 	CLIENT_PID=$(cat /tmp/td-cli.pid)
-	wait_until 20 bash -c "[ \$(cat /sys/class/infiniband/$DEV_A/ports/1/counters/port_xmit_data 2>/dev/null || echo 0) -gt 0 ] || \
-		rdma statistic show link $DEV_A/1 | grep -Eq 'sent_pkts [1-9]|tx_pkts [1-9]'"
+	wait_until 20 bash -c "[ \$(tx_count $DEV_A) -gt $before ]"
 	sleep 1
 }
 
