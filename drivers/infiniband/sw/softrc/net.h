@@ -31,7 +31,6 @@
 	X(rx_drop_short)	/* shorter than UDP + BTH + ICRC */	\
 	X(rx_drop_unknown_qp)	/* no such QP on this device */	\
 	X(rx_drop_state)	/* QP in RESET or INIT */		\
-	X(rx_drop_no_dev)	/* no softrc device for the netdev */	\
 	X(tx_drop_route)	/* no route to the destination */	\
 	X(tx_drop_alloc)	/* skb allocation failed */		\
 	X(tx_drop_xmit)		/* the IP stack refused the packet */	\
