@@ -257,8 +257,7 @@ int softrc_resize_cq(struct ib_cq *ibcq, int cqe_req, struct ib_udata *udata)
 {
 	struct softrc_cq *cq = to_scq(ibcq);
 	struct rxe_resize_cq_resp resp = {};
-	struct softrc_queue q, old;
-	unsigned long flags;
+	struct softrc_queue q;
 	u32 cqe = cqe_req;
 	int err;
 
@@ -275,20 +274,11 @@ int softrc_resize_cq(struct ib_cq *ibcq, int cqe_req, struct ib_udata *udata)
 			goto err_free;
 	}
 
-	spin_lock_irqsave(&cq->lock, flags);
-	err = softrc_queue_move(&q, &cq->q);
-	if (!err) {
-		old = cq->q;
-		cq->q = q;
+	/* -EINVAL: more completions pending than fit */
+	err = softrc_queue_replace(&cq->q, &q, &cq->lock);
+	if (!err)
 		ibcq->cqe = cqe;
-	}
-	spin_unlock_irqrestore(&cq->lock, flags);
-	if (err) {
-		err = -EINVAL;	/* more completions pending than fit */
-		goto err_free;
-	}
-	softrc_queue_free(&old);
-	return 0;
+	return err;
 
 err_free:
 	softrc_queue_free(&q);

@@ -235,6 +235,34 @@ int softrc_queue_move(struct softrc_queue *dst, struct softrc_queue *src)
 	return 0;
 }
 
+/**
+ * softrc_queue_replace() - swap a resized ring in, keeping what is pending
+ * @cur:	the ring in use; the data path reads it under @lock
+ * @next:	the new, empty ring; taken over (freed if it cannot be used)
+ * @lock:	the lock the data path holds around @cur
+ *
+ * Context: process context (resize verbs); takes @lock with IRQs off.
+ * Return: 0, with the old ring freed; -EINVAL if more elements are
+ * pending than @next holds, with @cur untouched.
+ */
+int softrc_queue_replace(struct softrc_queue *cur, struct softrc_queue *next,
+			 spinlock_t *lock)
+{
+	struct softrc_queue old;
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(lock, flags);
+	err = softrc_queue_move(next, cur);
+	if (!err) {
+		old = *cur;
+		*cur = *next;
+	}
+	spin_unlock_irqrestore(lock, flags);
+	softrc_queue_free(err ? next : &old);
+	return err ? -EINVAL : 0;
+}
+
 /* ib_device_ops.mmap: map one ring by its cookie (whole ring, shared). */
 int softrc_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {

@@ -70,6 +70,7 @@ void softrc_queue_consumer_advance(struct softrc_queue *q);
 u32 softrc_queue_elem_size(const struct softrc_queue *q);
 void *softrc_queue_slot(const struct softrc_queue *q, u32 index);
 int softrc_queue_move(struct softrc_queue *dst, struct softrc_queue *src);
+int softrc_queue_replace(struct softrc_queue *cur, struct softrc_queue *next, spinlock_t *lock);
 
 /* ib_device_ops.mmap / .mmap_free */
 int softrc_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);

@@ -240,8 +240,7 @@ static int softrc_srq_resize(struct softrc_srq *srq, u32 max_wr,
 {
 	struct rxe_modify_srq_cmd cmd = {};
 	struct mminfo mi = {};
-	struct softrc_queue q, old;
-	unsigned long flags;
+	struct softrc_queue q;
 	int err;
 
 	if (max_wr < 1 || max_wr > SOFTRC_MAX_SRQ_WR)
@@ -262,20 +261,11 @@ static int softrc_srq_resize(struct softrc_srq *srq, u32 max_wr,
 		goto err_free;
 	}
 
-	spin_lock_irqsave(&srq->lock, flags);
-	err = softrc_queue_move(&q, &srq->q);
-	if (!err) {
-		old = srq->q;
-		srq->q = q;
+	/* -EINVAL: more WQEs queued than fit */
+	err = softrc_queue_replace(&srq->q, &q, &srq->lock);
+	if (!err)
 		srq->max_wr = max_wr;
-	}
-	spin_unlock_irqrestore(&srq->lock, flags);
-	if (err) {
-		err = -EINVAL;	/* more WQEs queued than fit */
-		goto err_free;
-	}
-	softrc_queue_free(&old);
-	return 0;
+	return err;
 
 err_free:
 	softrc_queue_free(&q);
