@@ -10,15 +10,27 @@
  *
  * Touches: the QP's two hrtimers, and the engine through
  * softrc_core_timer. A timer is never armed on a dying QP.
+ *
+ * Cheap on the packet path: the engine moves its retry deadline on every
+ * ACK, but an armed timer that would expire no later than the new
+ * deadline is left alone, and a disarm leaves it queued too; when it
+ * fires, the engine finds its deadline gone or not yet reached and asks
+ * again (core/qp.c, softrc_core_timer). So the hrtimer is touched about
+ * once per timeout period, not per packet.
  */
 #include <linux/ktime.h>
 
 #include "qp.h"
 
-/* The engine's clock: monotonic nanoseconds. */
+/*
+ * The engine's clock on the packet path: monotonic nanoseconds at tick
+ * resolution (no clock hardware read per packet). Deadlines computed from
+ * it are at most a tick early; the expiry handler uses the precise clock,
+ * so an early expiry re-arms once and never spins.
+ */
 u64 softrc_now(void)
 {
-	return ktime_get_ns();
+	return ktime_get_coarse_ns();
 }
 
 static enum hrtimer_restart softrc_timer_fired(struct hrtimer *t,
@@ -28,7 +40,7 @@ static enum hrtimer_restart softrc_timer_fired(struct hrtimer *t,
 
 	spin_lock_bh(&qp->lock);
 	if (!qp->dying) {
-		softrc_core_timer(&qp->core, id, softrc_now());
+		softrc_core_timer(&qp->core, id, ktime_get_ns());
 		softrc_qp_run_tx(qp);
 	}
 	spin_unlock_bh(&qp->lock);
@@ -61,14 +73,18 @@ void softrc_timers_init(struct softrc_qp *qp)
 void softrc_timers_arm(struct softrc_qp *qp, enum softrc_timer_id id,
 		       u64 deadline)
 {
+	struct hrtimer *t = &qp->timer[id];
+
 	lockdep_assert_held(&qp->lock);
-	if (!deadline || qp->dying) {
-		/* a handler already running finds no deadline and returns */
-		hrtimer_try_to_cancel(&qp->timer[id]);
+	if (qp->dying) {
+		hrtimer_try_to_cancel(t);
 		return;
 	}
-	hrtimer_start(&qp->timer[id], ns_to_ktime(deadline),
-		      HRTIMER_MODE_ABS_SOFT);
+	/* disarm, or a later deadline: let the queued expiry find out */
+	if (!deadline || (hrtimer_is_queued(t) &&
+			  ktime_to_ns(hrtimer_get_expires(t)) <= deadline))
+		return;
+	hrtimer_start(t, ns_to_ktime(deadline), HRTIMER_MODE_ABS_SOFT);
 }
 
 /* Destroy: qp->dying is set, so nothing re-arms; wait for handlers. */
