@@ -673,19 +673,35 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 	}
 }
 
-/* Pull the user SQ and let the requester transmit, up to the budget. */
+/*
+ * Pull the user SQ and let the engine transmit, up to the budget: in RTS
+ * requests and responses; in RTR/SQD/SQE responses only (READ responses
+ * are paced through here). The tasklet continues a full budget.
+ */
 void softrc_qp_run_tx(struct softrc_qp *qp)
 {
+	u32 n;
+
 	lockdep_assert_held(&qp->lock);
 	if (qp->dying)
 		return;
 	if (qp->usq && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD ||
 			qp->state == IB_QPS_ERR))
 		softrc_qp_pull_usq(qp);
-	if (qp->state != IB_QPS_RTS)
+	switch (qp->state) {
+	case IB_QPS_RTS:
+		n = softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
+		break;
+	case IB_QPS_RTR:
+	case IB_QPS_SQD:
+	case IB_QPS_SQE:
+		/* the requester is quiet, the responder still answers */
+		n = softrc_core_tx_resp(&qp->core, SOFTRC_TX_BUDGET);
+		break;
+	default:
 		return;
-	if (softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET) >=
-	    SOFTRC_TX_BUDGET)
+	}
+	if (n >= SOFTRC_TX_BUDGET)
 		tasklet_schedule(&qp->tx_task);
 }
 
