@@ -177,7 +177,8 @@ pp_pair_quiet() {
 	case $cmd in ibv_*) gx=-g ;; esac
 	$RUN_B timeout 30 "$cmd" -d "$DEV_B" $gx "$GID_B" -p "$port" "$@" >/dev/null 2>&1 &
 	srv=$!
-	sleep 0.5
+	# the client gives up at once if the server is not listening yet
+	wait_until 20 bash -c "$RUN_B ss -ltn | grep -q ':$port '"
 	$RUN_A timeout 30 "$cmd" -d "$DEV_A" $gx "$GID_A" -p "$port" "$@" "$IP_B" >/dev/null 2>&1
 	rc=$?
 	kill "$srv" 2>/dev/null
