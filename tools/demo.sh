@@ -3,7 +3,8 @@
 #
 # The softrc demo, run inside the VM by `make demo`: load the module,
 # put a veth pair across two network namespaces, create one softrc
-# device on each end and show them with the stock rdma tools.
+# device on each end, show them with the stock rdma tools and run
+# ib_write_bw between them.
 #
 #   netns softrc-a                     netns softrc-b
 #   sa -> va 10.0.0.1/24  <== veth ==>  vb 10.0.0.2/24 <- sb
@@ -15,6 +16,8 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "load softrc (and the RDMA core modules it needs)"
 modprobe ib_core
 modprobe ib_uverbs
+modprobe udp_tunnel
+modprobe ip6_udp_tunnel
 insmod "$repo/drivers/infiniband/sw/softrc/softrc.ko"
 
 step "a veth pair across two network namespaces"
@@ -39,6 +42,17 @@ rdma dev show
 step "ibv_devices / ibv_devinfo -v (stock rdma-core, librxe provider)"
 ibv_devices
 ip netns exec softrc-a ibv_devinfo -v -d sa | grep -E 'hca_id|transport|node_guid|vendor_id|max_qp:|state|active_mtu|link_layer|GID'
+
+step "ib_write_bw across the veth: server on sb, client on sa (64 KiB)"
+gid=$(ip netns exec softrc-b ibv_devinfo -v -d sb | sed -n 's/.*GID\[ *\([0-9]*\)\]:.*::ffff:10\.0\.0\.2, RoCE v2/\1/p')
+ip netns exec softrc-b ib_write_bw -d sb -x "$gid" -s 65536 -n 2000 -F >/tmp/demo-srv.log 2>&1 &
+srv=$!
+for i in $(seq 200); do
+	ip netns exec softrc-b ss -ltn | grep -q ':18515 ' && break
+	sleep 0.05
+done
+ip netns exec softrc-a ib_write_bw -d sa -x "$gid" -s 65536 -n 2000 -F 10.0.0.2
+wait "$srv"
 
 step "clean up"
 ip netns del softrc-a
