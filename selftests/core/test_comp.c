@@ -374,4 +374,116 @@ TEST(comp_msn_beyond_posted_ignored)
 	EXPECT_EQ(1, t.ncqe);
 }
 
+/* A local WQE completes in post order, after a large WRITE before it. */
+TEST(comp_local_completes_in_post_order)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 8000, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	softrc_core_tx(&t.qp, 0, 100);
+	EXPECT_EQ(2, t.nlocal);
+	EXPECT_EQ(0, t.ncqe);		/* the WRITE is not acknowledged */
+	rx_ack(&t, 1004, SOFTRC_AETH_ACK | 31, 0);
+	EXPECT_EQ(0, t.ncqe);
+	rx_ack(&t, 1007, SOFTRC_AETH_ACK | 31, 1);
+	ASSERT_EQ(3, t.ncqe);
+	EXPECT_EQ(0x100, t.cqe[0].wr_id);
+	EXPECT_EQ(SOFTRC_WC_RDMA_WRITE, t.cqe[0].opcode);
+	EXPECT_EQ(0x101, t.cqe[1].wr_id);
+	EXPECT_EQ(SOFTRC_WC_LOCAL_INV, t.cqe[1].opcode);
+	EXPECT_EQ(0, t.cqe[1].byte_len);
+	EXPECT_EQ(1, t.cqe[1].slot);
+	EXPECT_EQ(0x102, t.cqe[2].wr_id);
+	EXPECT_EQ(SOFTRC_WC_BIND_MW, t.cqe[2].opcode);
+	rx_ack(&t, 1008, SOFTRC_AETH_ACK | 31, 2);
+	ASSERT_EQ(4, t.ncqe);
+	EXPECT_EQ(0x103, t.cqe[3].wr_id);
+	EXPECT_TRUE(softrc_core_idle(&t.qp));
+}
+
+/* At the head, a local WQE completes at once; unsignaled, silently. */
+TEST(comp_local_at_head_completes_at_once)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, 0));
+	EXPECT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_LOCAL_INV, t.cqe[0].opcode);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(0, t.ntx);
+	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
+	EXPECT_TRUE(softrc_core_idle(&t.qp));
+}
+
+/*
+ * A failed local WQE stops the requester, completes in error after the
+ * WQEs before it (even unsignaled), and the QP enters ERROR.
+ */
+TEST(comp_local_failure_in_order_then_error)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	t.local_fail = SOFTRC_WC_MW_BIND_ERR;
+	softrc_core_tx(&t.qp, 0, 100);
+	EXPECT_EQ(1, t.ntx);		/* nothing after the failed bind */
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(1, t.nlocal);
+	EXPECT_EQ(0, t.ncqe);
+	EXPECT_FALSE(t.errored);
+	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 1);
+	ASSERT_EQ(3, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(0x101, t.cqe[1].wr_id);
+	EXPECT_EQ(SOFTRC_WC_MW_BIND_ERR, t.cqe[1].status);
+	EXPECT_EQ(SOFTRC_WC_BIND_MW, t.cqe[1].opcode);
+	EXPECT_EQ(0x102, t.cqe[2].wr_id);
+	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[2].status);
+	EXPECT_TRUE(t.errored);
+	EXPECT_EQ(1, t.qp.cnt.local_errors);
+	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
+}
+
+/* Failed at the head: completes and errors the QP from the requester. */
+TEST(comp_local_failure_at_head)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	t.local_fail = SOFTRC_WC_LOC_QP_OP_ERR;
+	softrc_core_tx(&t.qp, 0, 100);
+	EXPECT_EQ(0, t.ntx);
+	ASSERT_EQ(2, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_LOC_QP_OP_ERR, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_WC_LOCAL_INV, t.cqe[0].opcode);
+	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[1].status);
+	EXPECT_EQ(SOFTRC_QPS_ERROR, t.qp.state);
+}
+
+/* ERROR flushes a local WQE not yet run with its own opcode. */
+TEST(comp_local_flushed)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, SIG));
+	softrc_core_set_error(&t.qp);
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_BIND_MW, t.cqe[0].opcode);
+	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[0].status);
+	EXPECT_EQ(0, t.nlocal);
+}
+
 TEST_HARNESS_MAIN

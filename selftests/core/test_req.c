@@ -322,7 +322,9 @@ TEST(req_post_checks)
 	int i;
 
 	ct_init(&t, NULL);
-	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, 7, 10, 0));
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, 10, 0, 0));	/* LSO */
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_LOCAL_INV, 10, 0));
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_BIND_MW, 1, 0));
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_ATOMIC_FETCH_AND_ADD, 4, 0));
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_SEND, 0x80000001u, 0));
 	for (i = 0; i < 64; i++)
@@ -351,6 +353,73 @@ TEST(req_post_checks)
 	st.sq_depth = 48;
 	EXPECT_EQ(SOFTRC_E_INVAL,
 		  softrc_core_qp_init(&t.qp, t.qp.ops, &t, &attr, &st));
+}
+
+/* A local WQE runs when the requester reaches it, takes no PSN or SSN. */
+TEST(req_local_runs_in_sq_order_without_psn)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 2000, 0));
+	ASSERT_EQ(1, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	EXPECT_EQ(2, t.sq[2].ssn);	/* the SEND is message 2 */
+	EXPECT_EQ(0, t.nlocal);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 1));	/* WRITE FIRST */
+	EXPECT_EQ(0, t.nlocal);
+	softrc_core_tx(&t.qp, 0, 100);
+	ASSERT_EQ(1, t.nlocal);
+	EXPECT_EQ(1, t.local_slot[0]);
+	ASSERT_EQ(3, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_SEND_ONLY, t.tx[2].opcode);
+	EXPECT_EQ(1002, t.tx[2].psn);
+	EXPECT_EQ(1003, t.qp.req.psn_next);
+	EXPECT_EQ(1, t.qp.cnt.local_ops);
+}
+
+TEST(req_local_fence_waits_for_read)
+{
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 100, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, SOFTRC_SEND_FENCE));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, 0));
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(0, t.nlocal);
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 100, 1);
+	ct_rx(&t, &p, 1);
+	EXPECT_EQ(0, t.nlocal);		/* runs only from the requester */
+	EXPECT_EQ(2, softrc_core_tx(&t.qp, 1, 100));
+	ASSERT_EQ(2, t.nlocal);
+	EXPECT_EQ(1, t.local_slot[0]);
+	EXPECT_EQ(2, t.local_slot[1]);
+	EXPECT_TRUE(softrc_core_idle(&t.qp));
+}
+
+/* Go-back-N resends the messages around a local WQE, never the local one. */
+TEST(req_go_back_skips_local)
+{
+	struct ct t;
+	u64 d;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	softrc_core_tx(&t.qp, 0, 100);
+	ASSERT_EQ(2, t.ntx);
+	d = t.deadline[SOFTRC_TIMER_RETRY];
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	softrc_core_tx(&t.qp, d, 100);
+	ASSERT_EQ(4, t.ntx);
+	EXPECT_EQ(1000, t.tx[2].psn);
+	EXPECT_EQ(1001, t.tx[3].psn);
+	EXPECT_EQ(1, t.nlocal);
+	EXPECT_EQ(2, t.qp.cnt.retransmits);
 }
 
 TEST_HARNESS_MAIN

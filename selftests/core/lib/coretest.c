@@ -70,6 +70,16 @@ static int ct_invalidate(void *ctx, u32 rkey)
 	return rkey == 0xdeadu ? -1 : 0;
 }
 
+static u8 ct_local(void *ctx, u32 slot)
+{
+	struct ct *t = ctx;
+
+	if (t->nlocal < 16)
+		t->local_slot[t->nlocal] = slot;
+	t->nlocal++;
+	return t->local_fail;
+}
+
 static void ct_complete(void *ctx, const struct softrc_cqe *cqe)
 {
 	struct ct *t = ctx;
@@ -101,6 +111,7 @@ static const struct softrc_core_ops ct_ops = {
 	.atomic = ct_atomic,
 	.atomic_result = ct_atomic_result,
 	.invalidate = ct_invalidate,
+	.local = ct_local,
 	.complete = ct_complete,
 	.timer = ct_timer,
 	.qp_error = ct_qp_error,

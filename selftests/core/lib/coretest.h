@@ -42,6 +42,9 @@ struct ct {
 	int nresult;
 	u32 inval[16];
 	int ninval;
+	u32 local_slot[16];	/* send slots ops->local ran, in order */
+	int nlocal;
+	u8 local_fail;		/* status ops->local returns */
 	bool errored;
 };
 

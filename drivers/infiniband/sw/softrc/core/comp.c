@@ -29,12 +29,19 @@ u8 softrc_wc_opcode_of(u8 wr_opcode)
 		return SOFTRC_WC_COMP_SWAP;
 	case SOFTRC_WR_ATOMIC_FETCH_AND_ADD:
 		return SOFTRC_WC_FETCH_ADD;
+	case SOFTRC_WR_LOCAL_INV:
+		return SOFTRC_WC_LOCAL_INV;
+	case SOFTRC_WR_BIND_MW:
+		return SOFTRC_WC_BIND_MW;
 	default:
 		return SOFTRC_WC_SEND;
 	}
 }
 
-/* Hand the head WQE to the CQ (if signaled or failed) and free its slot. */
+/*
+ * Hand the head WQE to the CQ (if signaled or failed) and free its slot.
+ * A local WQE that failed completes with its own status.
+ */
 static void softrc_comp_complete_head(struct softrc_core_qp *qp, u8 status)
 {
 	struct softrc_req *req = &qp->req;
@@ -47,6 +54,8 @@ static void softrc_comp_complete_head(struct softrc_core_qp *qp, u8 status)
 		req->rd_out--;
 	w->state = SOFTRC_WQE_DONE;
 	req->head++;
+	if (status == SOFTRC_WC_SUCCESS)
+		status = w->status;
 	if (status == SOFTRC_WC_SUCCESS &&
 	    !(w->wr.send_flags & SOFTRC_SEND_SIGNALED))
 		return;
@@ -59,10 +68,15 @@ static void softrc_comp_complete_head(struct softrc_core_qp *qp, u8 status)
 	qp->ops->complete(qp->ctx, &cqe);
 }
 
-/* Retire every WQE at the head that is done, in post order. */
-static void softrc_comp_retire(struct softrc_core_qp *qp)
+/*
+ * Retire every WQE at the head that is done, in post order. A failed
+ * local WQE completes in error and moves the QP to ERROR (flushing what
+ * follows it).
+ */
+void softrc_comp_retire(struct softrc_core_qp *qp)
 {
 	struct softrc_req *req = &qp->req;
+	u8 status;
 
 	while (req->head != req->tail) {
 		struct softrc_send_wqe *w = softrc_sq_wqe(qp, req->head);
@@ -79,7 +93,12 @@ static void softrc_comp_retire(struct softrc_core_qp *qp)
 		}
 		if (w->state != SOFTRC_WQE_DONE)
 			break;
+		status = w->status;
 		softrc_comp_complete_head(qp, SOFTRC_WC_SUCCESS);
+		if (status) {
+			softrc_qp_enter_error(qp);
+			return;
+		}
 	}
 }
 
@@ -385,6 +404,8 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 	if (qp->state == SOFTRC_QPS_ERROR)
 		return;
 	softrc_comp_retire(qp);
+	if (qp->state == SOFTRC_QPS_ERROR)
+		return;		/* a failed local WQE retired */
 	if (req->una != una)
 		softrc_req_progress(qp, now);
 	if (res.retry && qp->state != SOFTRC_QPS_ERROR)

@@ -90,6 +90,11 @@ static int softrc_check_wr(const struct softrc_core_qp *qp,
 		if (!qp->attr.max_rd_atomic || wr->length != 8)
 			return SOFTRC_E_INVAL;
 		break;
+	case SOFTRC_WR_LOCAL_INV:
+	case SOFTRC_WR_BIND_MW:
+		if (wr->length)
+			return SOFTRC_E_INVAL;
+		break;
 	default:
 		return SOFTRC_E_INVAL;
 	}
@@ -116,10 +121,13 @@ int softrc_core_post_send(struct softrc_core_qp *qp,
 	w = softrc_sq_wqe(qp, qp->req.tail);
 	memset(w, 0, sizeof(*w));
 	w->wr = *wr;
-	w->ssn = qp->req.next_ssn;
-	w->npkts = softrc_wqe_npkts(wr, qp->attr.pmtu);
 	w->state = SOFTRC_WQE_POSTED;
-	qp->req.next_ssn = softrc_psn_add(qp->req.next_ssn, 1);
+	if (!softrc_wr_is_local(wr->opcode)) {
+		/* only messages count in the MSN (seed 000) */
+		w->ssn = qp->req.next_ssn;
+		w->npkts = softrc_wqe_npkts(wr, qp->attr.pmtu);
+		qp->req.next_ssn = softrc_psn_add(qp->req.next_ssn, 1);
+	}
 	return softrc_sq_slot(qp, qp->req.tail++);
 }
 

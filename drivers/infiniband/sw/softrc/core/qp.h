@@ -78,6 +78,8 @@ enum softrc_wr_opcode {
 	SOFTRC_WR_RDMA_READ		= 4,
 	SOFTRC_WR_ATOMIC_CMP_AND_SWP	= 5,
 	SOFTRC_WR_ATOMIC_FETCH_AND_ADD	= 6,
+	SOFTRC_WR_LOCAL_INV		= 7,	/* local: no packet */
+	SOFTRC_WR_BIND_MW		= 8,	/* local: no packet */
 	SOFTRC_WR_SEND_WITH_INV		= 9,
 	SOFTRC_WR_NR
 };
@@ -89,6 +91,7 @@ enum softrc_wc_status {
 	SOFTRC_WC_LOC_QP_OP_ERR		= 2,
 	SOFTRC_WC_LOC_PROT_ERR		= 4,
 	SOFTRC_WC_WR_FLUSH_ERR		= 5,
+	SOFTRC_WC_MW_BIND_ERR		= 6,
 	SOFTRC_WC_BAD_RESP_ERR		= 7,
 	SOFTRC_WC_LOC_ACCESS_ERR	= 8,
 	SOFTRC_WC_REM_INV_REQ_ERR	= 9,
@@ -105,6 +108,8 @@ enum softrc_wc_opcode {
 	SOFTRC_WC_RDMA_READ		= 2,
 	SOFTRC_WC_COMP_SWAP		= 3,
 	SOFTRC_WC_FETCH_ADD		= 4,
+	SOFTRC_WC_BIND_MW		= 5,
+	SOFTRC_WC_LOCAL_INV		= 6,
 	SOFTRC_WC_RECV			= 128,
 	SOFTRC_WC_RECV_RDMA_WITH_IMM	= 129,
 };
@@ -167,6 +172,12 @@ enum softrc_wqe_state {
  * @npkts:	PSNs the message uses (READ: one per response packet)
  * @resp_pkts:	READ/ATOMIC: response packets received so far
  * @state:	enum softrc_wqe_state
+ * @status:	local WQE (LOCAL_INV, BIND_MW): the completion status
+ *		ops->local returned once it ran (DONE from then on)
+ *
+ * A local WQE takes no PSN and no SSN (the responder never sees it): it
+ * goes from POSTED straight to DONE when the requester reaches it in SQ
+ * order, and retires in post order like any other WQE.
  */
 struct softrc_send_wqe {
 	struct softrc_send_wr wr;
@@ -175,6 +186,7 @@ struct softrc_send_wqe {
 	u32 npkts;
 	u32 resp_pkts;
 	u8 state;
+	u8 status;
 };
 
 /**
@@ -283,6 +295,11 @@ enum softrc_timer_id {
  *		return the original value.
  * @atomic_result: store an ATOMIC's original value into send slot @slot.
  * @invalidate:	invalidate @rkey (SEND_WITH_INV); 0 = done.
+ * @local:	execute the local WQE (LOCAL_INV, BIND_MW) of send slot @slot;
+ *		called when the requester reaches it in SQ order (after
+ *		earlier READ/ATOMICs completed if it is fenced); returns its
+ *		completion status (enum softrc_wc_status). A failure completes
+ *		in order and moves the QP to ERROR.
  * @complete:	one completion.
  * @timer:	arm timer @id for @deadline ns, or disarm it if @deadline is 0.
  * @qp_error:	the QP has entered ERROR (all WQEs already flushed).
@@ -297,6 +314,7 @@ struct softrc_core_ops {
 		      u64 compare);
 	void (*atomic_result)(void *ctx, u32 slot, u64 orig);
 	int (*invalidate)(void *ctx, u32 rkey);
+	u8 (*local)(void *ctx, u32 slot);
 	void (*complete)(void *ctx, const struct softrc_cqe *cqe);
 	void (*timer)(void *ctx, enum softrc_timer_id id, u64 deadline);
 	void (*qp_error)(void *ctx);
@@ -382,7 +400,9 @@ struct softrc_core_storage {
 	X(drop_state)		/* packet for a QP in ERROR */		\
 	X(drop_malformed)	/* parser reject handed to rx_invalid */ \
 	X(credit_stalls)	/* a receive-consuming WQE waited for credit */ \
-	X(credit_probes)	/* limited-WQE single-packet probes */
+	X(credit_probes)	/* limited-WQE single-packet probes */ \
+	X(local_ops)		/* LOCAL_INV / BIND_MW executed */	\
+	X(local_errors)		/* ... of which failed */
 
 #define SOFTRC__CNT_FIELD(n) u64 n;
 struct softrc_core_counters {
@@ -580,6 +600,7 @@ void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn);
 void softrc_req_progress(struct softrc_core_qp *qp, u64 now);
 void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now);
 void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status);
+void softrc_comp_retire(struct softrc_core_qp *qp);
 u8 softrc_wc_opcode_of(u8 wr_opcode);
 
 static inline struct softrc_send_wqe *softrc_sq_wqe(struct softrc_core_qp *qp,
@@ -604,6 +625,12 @@ static inline bool softrc_wr_is_atomic(u8 opcode)
 {
 	return opcode == SOFTRC_WR_ATOMIC_CMP_AND_SWP ||
 	       opcode == SOFTRC_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Executed by the requester itself: no packet, no PSN, no SSN. */
+static inline bool softrc_wr_is_local(u8 opcode)
+{
+	return opcode == SOFTRC_WR_LOCAL_INV || opcode == SOFTRC_WR_BIND_MW;
 }
 
 static inline bool softrc_wr_consumes_recv(u8 opcode)

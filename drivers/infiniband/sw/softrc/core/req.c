@@ -328,6 +328,32 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	qp->ops->xmit(qp->ctx, &pkt, &pl);
 }
 
+/*
+ * The POSTED local WQE at the cursor (LOCAL_INV, BIND_MW): run it now, in
+ * SQ order, once a fence is satisfied (IBTA 9.5: a fenced WR waits for
+ * earlier READ/ATOMICs). It uses no PSN. It completes through
+ * retirement, so never before an earlier WQE. A failed one keeps the
+ * cursor: nothing behind it is sent, and the QP enters ERROR when it
+ * retires.
+ */
+static bool softrc_req_local(struct softrc_core_qp *qp,
+			     struct softrc_send_wqe *w)
+{
+	struct softrc_req *req = &qp->req;
+
+	if ((w->wr.send_flags & SOFTRC_SEND_FENCE) && req->rd_out)
+		return false;
+	qp->cnt.local_ops++;
+	w->status = qp->ops->local(qp->ctx, softrc_sq_slot(qp, req->cur));
+	w->state = SOFTRC_WQE_DONE;
+	if (w->status)
+		qp->cnt.local_errors++;
+	else
+		req->cur++;
+	softrc_comp_retire(qp);
+	return true;
+}
+
 /* READY: send the next packet if allowed; false when nothing to send. */
 static bool softrc_req_step_ready(struct softrc_core_qp *qp, u64 now)
 {
@@ -346,11 +372,15 @@ static bool softrc_req_step_ready(struct softrc_core_qp *qp, u64 now)
 		return false;
 	w = softrc_sq_wqe(qp, req->cur);
 	if (w->state == SOFTRC_WQE_DONE) {
-		/* answered while we were rewinding: skip it */
+		if (w->status)
+			return false;	/* a failed local WQE: go no further */
+		/* answered (or run locally) while we were rewinding: skip */
 		req->cur++;
 		req->cur_off = 0;
 		return true;
 	}
+	if (w->state == SOFTRC_WQE_POSTED && softrc_wr_is_local(w->wr.opcode))
+		return softrc_req_local(qp, w);
 	if (w->state == SOFTRC_WQE_POSTED) {
 		go = softrc_req_may_start(qp, w);
 		if (!go)
