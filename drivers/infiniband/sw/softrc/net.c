@@ -21,7 +21,6 @@
  * Touches: sockets, skbs, the device list of a namespace, QPs through
  * qp.h and the engine.
  */
-#include <crypto/hash.h>
 #include <linux/if_vlan.h>
 #include <linux/highmem.h>
 #include <linux/inetdevice.h>
@@ -60,25 +59,6 @@ struct softrc_net {
 
 static DEFINE_MUTEX(softrc_net_mutex);
 static unsigned int softrc_net_id;
-
-/*
- * The kernel's "crc32" hash: the same reflected CRC-32 register update as
- * softrc_crc32_update() (no pre/post inversion), but the crypto API picks
- * the fastest implementation (PCLMULQDQ where the CPU has it). Payload
- * bytes go through it; the short masked headers stay with the core.
- */
-static struct crypto_shash *softrc_crc_tfm;
-
-u32 softrc_net_crc(u32 reg, const void *p, u32 len)
-{
-	SHASH_DESC_ON_STACK(desc, softrc_crc_tfm);
-
-	desc->tfm = softrc_crc_tfm;
-	*(u32 *)shash_desc_ctx(desc) = reg;
-	if (crypto_shash_update(desc, p, len))
-		return softrc_crc32_update(reg, p, len);
-	return *(u32 *)shash_desc_ctx(desc);
-}
 
 static struct softrc_net **softrc_net_slot(struct net *net)
 {
@@ -692,17 +672,17 @@ int softrc_net_init(void)
 {
 	int err;
 
-	softrc_crc_tfm = crypto_alloc_shash("crc32", 0, 0);
-	if (IS_ERR(softrc_crc_tfm))
-		return PTR_ERR(softrc_crc_tfm);
+	err = softrc_crc_init();
+	if (err)
+		return err;
 	err = register_pernet_subsys(&softrc_net_ops);
 	if (err)
-		crypto_free_shash(softrc_crc_tfm);
+		softrc_crc_exit();
 	return err;
 }
 
 void softrc_net_exit(void)
 {
 	unregister_pernet_subsys(&softrc_net_ops);
-	crypto_free_shash(softrc_crc_tfm);
+	softrc_crc_exit();
 }

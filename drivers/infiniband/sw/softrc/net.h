@@ -98,6 +98,10 @@ int softrc_net_dev_add(struct softrc_dev *sdev);
 void softrc_net_dev_del(struct softrc_dev *sdev);
 void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		     const struct softrc_buf *payload);
+
+/* crc.c */
+int softrc_crc_init(void);
+void softrc_crc_exit(void);
 u32 softrc_net_crc(u32 reg, const void *p, u32 len);
 
 /* glue.c: payload into the skb */
