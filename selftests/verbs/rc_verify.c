@@ -698,8 +698,9 @@ static void srv_setup_inv(struct srv *s, uint32_t want)
 	s->inv = (enum inv_mode)want;
 	if (s->inv == INV_AUTO)
 		s->inv = mw2 ? INV_MW : INV_OFF;
+	/* asked for explicitly: a device without MWs fails the run */
 	if (s->inv == INV_MW && !mw2)
-		s->inv = INV_OFF;
+		bail("-i mw: %s has no type 2 memory windows", o.dev);
 	use_inv = s->inv != INV_OFF;
 	inv_of = calloc(o.count + 1, sizeof(*inv_of));
 	s->ninv = use_inv ? count_inv() : 0;

@@ -213,7 +213,7 @@ rc_pair() {
 	wait "$srv" || rc=1
 	if [ "$rc" = 0 ]; then
 		ok "$name"
-		printf '%s\n' "$out" | grep -E '^# [0-9]+ ops' | sed 's/^/#   /'
+		printf '%s\n' "$out" | grep -E '^# [0-9]+ ops|^ok [0-9]+ SEND_WITH_INV' | sed 's/^/#   /'
 	else
 		printf '%s\n' "$out" | sed 's/^/# /'
 		sed 's/^/# server: /' /tmp/rc_srv.$$.log

@@ -3,8 +3,8 @@
 #
 # RC traffic that is checked byte by byte: selftests/verbs/rc_verify (a
 # seeded random mix of every RC operation, sizes 0..1 MiB, SGE lists,
-# inline, unsignaled WRs; every CQE field, byte and atomic result
-# checked), then ibv_rc_pingpong across IB MTUs 256..4096 and sizes
+# inline, unsignaled WRs, SEND_WITH_INV of type 2 memory windows; every
+# CQE field, byte and atomic result checked), then ibv_rc_pingpong across IB MTUs 256..4096 and sizes
 # 1 B..64 KiB. SOFTRC_DRIVER=softrc (default) or rxe picks the driver;
 # SOFTRC_TEST_SCALE multiplies the operation counts.
 #
@@ -34,9 +34,12 @@ for topo in loop wire; do
 		continue
 	fi
 	echo "# $topo: $DEV_A gid $GID_A -> $DEV_B gid $GID_B ($IP_B)"
-	rc_pair "$topo: rc_verify $n ops, mtu 1024, seed 1 (PSNs across the 24-bit wrap)" -n $n -S 1 -m 1024
-	rc_pair "$topo: rc_verify $n ops, mtu 4096, seed 2" \
-		-n $n -S 2 -m 4096
+	# -i mw: SEND_WITH_INV invalidates type 2 MWs bound by the server;
+	# the invalidated rkey and IBV_WC_WITH_INV are checked per receive
+	rc_pair "$topo: rc_verify $n ops, mtu 1024, seed 1 (PSNs across the 24-bit wrap), SEND_WITH_INV on MWs" \
+		-n $n -S 1 -m 1024 -i mw
+	rc_pair "$topo: rc_verify $n ops, mtu 4096, seed 2, SEND_WITH_INV on MWs" \
+		-n $n -S 2 -m 4096 -i mw
 	rc_pair "$topo: rc_verify $n ops, mtu 256, seed 5, up to 64 KiB" \
 		-n $n -S 5 -m 256 -M 65536
 	for ms in 256:1 512:4096 1024:65536 2048:1000 4096:65536 4096:1 1024:4097; do

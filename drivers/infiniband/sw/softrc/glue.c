@@ -9,7 +9,8 @@
  * sleeps. The receive context @rx is a struct softrc_rx (net.c) naming
  * the sk_buff being processed.
  *
- * Touches: MRs through mr.h (lookup, check, copy, atomic, invalidate;
+ * Touches: MRs and MWs through mr.h (lookup, check, copy, atomic,
+ * invalidate, bind;
  * references dropped before returning), the QP's send/receive shadows,
  * its pending-completion queue (handed to the CQs after the lock is
  * dropped), its timers, and the transmit path of net.c.
@@ -95,6 +96,19 @@ static int softrc_glue_sge_io(struct softrc_qp *qp, const struct ib_sge *sge,
 	return len ? -EINVAL : 0;
 }
 
+/*
+ * The MR holding the bytes an R_Key names (an MR, or a bound MW's MR),
+ * referenced; the engine checked the range and rights with mr_check.
+ */
+static struct softrc_mr *softrc_glue_rkey_mr(struct softrc_qp *qp, u32 rkey)
+{
+	struct softrc_mem_win win;
+
+	if (softrc_rkey_get(qp->sdev, rkey, &win))
+		return NULL;
+	return win.mr;
+}
+
 /* Fill @dst with the payload the engine names (TX). */
 int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
 {
@@ -116,7 +130,7 @@ int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
 					  sh->num_sge, pl->addr, dst, NULL, 0,
 					  pl->len, SOFTRC_FROM_MR);
 	case SOFTRC_BUF_MR:
-		mr = softrc_mr_get(qp->sdev, pl->rkey);
+		mr = softrc_glue_rkey_mr(qp, pl->rkey);
 		if (!mr)
 			return -EINVAL;
 		err = softrc_mr_copy(mr, pl->addr, dst, pl->len, SOFTRC_FROM_MR);
@@ -136,9 +150,12 @@ bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_buf *pl)
 	       !(qp->sqs[pl->slot].flags & SOFTRC_SQS_INLINE);
 }
 
-/* Attach @len bytes at (@key, @va) as fragments, continuing @crc. */
-static int softrc_glue_frag_range(struct softrc_qp *qp, u32 key, u64 va,
-				  u32 len, struct sk_buff *skb, u32 *crc)
+/*
+ * Attach @len bytes at (@key, @va) as fragments, continuing @crc; @key is
+ * an R_Key (READ response) if @remote, else an L_Key.
+ */
+static int softrc_glue_frag_range(struct softrc_qp *qp, u32 key, bool remote,
+				  u64 va, u32 len, struct sk_buff *skb, u32 *crc)
 {
 	struct skb_shared_info *sh = skb_shinfo(skb);
 	struct softrc_mr *mr;
@@ -147,7 +164,7 @@ static int softrc_glue_frag_range(struct softrc_qp *qp, u32 key, u64 va,
 	int err = 0;
 	u8 *p;
 
-	mr = softrc_mr_get(qp->sdev, key);
+	mr = remote ? softrc_glue_rkey_mr(qp, key) : softrc_mr_get(qp->sdev, key);
 	if (!mr)
 		return -EINVAL;
 	while (len) {
@@ -189,8 +206,8 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 	int err;
 
 	if (pl->kind == SOFTRC_BUF_MR)
-		return softrc_glue_frag_range(qp, pl->rkey, pl->addr, len, skb,
-					      crc);
+		return softrc_glue_frag_range(qp, pl->rkey, true, pl->addr, len,
+					      skb, crc);
 	sge = softrc_qp_sq_sge(qp, pl->slot);
 	nsge = qp->sqs[pl->slot].num_sge;
 	for (i = 0; i < nsge && off >= sge[i].length; i++)
@@ -199,8 +216,8 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 		n = min_t(u64, len, sge[i].length - off);
 		if (!n)
 			continue;
-		err = softrc_glue_frag_range(qp, sge[i].lkey, sge[i].addr + off,
-					     n, skb, crc);
+		err = softrc_glue_frag_range(qp, sge[i].lkey, false,
+					     sge[i].addr + off, n, skb, crc);
 		if (err)
 			return err;
 		len -= n;
@@ -220,17 +237,18 @@ static int softrc_glue_mr_check(void *ctx, u32 rkey, u64 va, u32 len,
 				u32 access)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
-	struct softrc_mr *mr;
+	struct softrc_mem_win win;
 	int err;
 
 	/* the QP must allow the operation too (IB_QP_ACCESS_FLAGS) */
 	if ((access & qp->attr.qp_access_flags) != access)
 		return -EACCES;
-	mr = softrc_mr_get(qp->sdev, rkey);
-	if (!mr)
+	/* an MR's range and rights, or a bound MW's (IBTA 10.6.7) */
+	if (softrc_rkey_get(qp->sdev, rkey, &win))
 		return -EINVAL;
-	err = softrc_mr_check(mr, qp->ibqp.pd, rkey, va, len, access);
-	softrc_mr_put(mr);
+	err = softrc_win_check(&win, qp->ibqp.pd, qp->ibqp.qp_num, va, len,
+			       access);
+	softrc_mr_put(win.mr);
 	return err;
 }
 
@@ -258,7 +276,7 @@ static void softrc_glue_place(void *ctx, const struct softrc_buf *dst,
 					 SOFTRC_TO_MR);
 		break;
 	case SOFTRC_BUF_MR:
-		mr = softrc_mr_get(qp->sdev, dst->rkey);
+		mr = softrc_glue_rkey_mr(qp, dst->rkey);
 		if (mr) {
 			err = softrc_mr_copy_skb(mr, dst->addr, r->skb, off,
 						 dst->len);
@@ -279,7 +297,7 @@ static u64 softrc_glue_atomic(void *ctx, u32 rkey, u64 va, bool cmp_swap,
 	struct softrc_mr *mr;
 	u64 orig = 0;
 
-	mr = softrc_mr_get(qp->sdev, rkey);
+	mr = softrc_glue_rkey_mr(qp, rkey);
 	if (!mr) {
 		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
 		return 0;
@@ -301,11 +319,39 @@ static void softrc_glue_atomic_result(void *ctx, u32 slot, u64 orig)
 		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
 }
 
+/* SEND_WITH_INV: only a type 2 MW bound through this QP (IBTA 10.6.7). */
 static int softrc_glue_invalidate(void *ctx, u32 rkey)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 
-	return softrc_mr_invalidate(qp->sdev, qp->ibqp.pd, rkey);
+	return softrc_mem_invalidate(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+				     rkey, true);
+}
+
+/*
+ * A local WQE reached in SQ order: LOCAL_INV (an error is a local QP
+ * operation error, as rxe) or BIND_MW (a memory window bind error).
+ */
+static u8 softrc_glue_local(void *ctx, u32 slot)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	const struct softrc_sq_shadow *sh = &qp->sqs[slot];
+
+	switch (sh->opcode) {
+	case IB_WR_LOCAL_INV:
+		if (softrc_mem_invalidate(qp->sdev, qp->ibqp.pd,
+					  qp->ibqp.qp_num, sh->local.inv_rkey,
+					  false))
+			return IB_WC_LOC_QP_OP_ERR;
+		return IB_WC_SUCCESS;
+	case IB_WR_BIND_MW:
+		if (softrc_mw_bind(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+				   &sh->local.bind))
+			return IB_WC_MW_BIND_ERR;
+		return IB_WC_SUCCESS;
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
 }
 
 static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
@@ -373,6 +419,7 @@ const struct softrc_core_ops softrc_glue_ops = {
 	.atomic = softrc_glue_atomic,
 	.atomic_result = softrc_glue_atomic_result,
 	.invalidate = softrc_glue_invalidate,
+	.local = softrc_glue_local,
 	.complete = softrc_glue_complete,
 	.timer = softrc_glue_timer,
 	.qp_error = softrc_glue_qp_error,

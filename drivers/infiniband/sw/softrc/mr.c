@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Memory regions: registration (get_dma_mr, reg_user_mr, dereg_mr), key
- * lookup, and the memory access the data path does through an MR (copy,
- * copy from an skb, page lookup for zero-copy TX, atomics, invalidate).
- * Also the per-device object tables (MRs, AHs, SRQs).
+ * Memory regions and memory windows: registration (get_dma_mr,
+ * reg_user_mr, dereg_mr), MW allocation, binding and invalidation, key
+ * lookup (an lkey names an MR; an rkey an MR or an MW), and the memory
+ * access the data path does through an MR (copy, copy from an skb, page
+ * lookup for zero-copy TX, atomics). Also the per-device object tables
+ * (MRs and MWs, AHs, SRQs).
  *
  * Context: the verbs run in process context and may sleep. softrc_mr_get,
  * softrc_mr_put, softrc_mr_check and the access functions run in any
@@ -15,6 +17,14 @@
  * refcount_inc_not_zero. dereg_mr erases the entry, drops that reference,
  * waits until every lookup has put its reference, then unpins the pages;
  * the structure is freed after an RCU grace period.
+ *
+ * Memory windows share the key xarray (their rkey's index bits 31..8 come
+ * from it). A bound MW holds a reference on its MR and counts in
+ * mr->num_mw; dereg_mr of an MR with windows bound fails (-EBUSY), as in
+ * rxe. Lookups find an MW under RCU and read its binding under mw->lock;
+ * dealloc_mw unbinds, erases the entry and waits for an RCU grace period
+ * before the RDMA core frees the structure. Lock order: mw->lock, then
+ * mr->bind_lock.
  */
 #include <linux/highmem.h>
 #include <linux/random.h>
@@ -24,10 +34,15 @@
 #include "softrc.h"
 #include "mr.h"
 
-/* Access flags an MR may carry: no MWs, no on-demand paging, no zero-based. */
+/* Access flags an MR may carry: no on-demand paging, no zero-based. */
 #define SOFTRC_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			  IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			  IB_ACCESS_HUGETLB | IB_ACCESS_OPTIONAL)
+			  IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | \
+			  IB_ACCESS_OPTIONAL)
+
+/* Rights a window may grant: remote ones (LOCAL_WRITE is ignored). */
+#define SOFTRC_MW_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			  IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_LOCAL_WRITE)
 
 /**
  * softrc_mr_get() - find the MR named by @key and take a reference
@@ -39,12 +54,16 @@
  */
 struct softrc_mr *softrc_mr_get(struct softrc_dev *sdev, u32 key)
 {
-	struct softrc_mr *mr;
+	struct softrc_key_obj *k;
+	struct softrc_mr *mr = NULL;
 
 	rcu_read_lock();
-	mr = xa_load(&sdev->mr_xa, key >> 8);
-	if (mr && (mr->key != key || !refcount_inc_not_zero(&mr->ref)))
-		mr = NULL;
+	k = xa_load(&sdev->mr_xa, key >> 8);
+	if (k && k->kind == SOFTRC_KEY_MR) {
+		mr = container_of(k, struct softrc_mr, kobj);
+		if (mr->key != key || !refcount_inc_not_zero(&mr->ref))
+			mr = NULL;
+	}
 	rcu_read_unlock();
 	return mr;
 }
@@ -260,30 +279,6 @@ int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 	return 0;
 }
 
-/**
- * softrc_mr_invalidate() - move the MR named by @rkey to the invalid state
- * @sdev:	the device
- * @pd:		the PD of the QP invalidating (LOCAL_INV or SEND_WITH_INV)
- * @rkey:	the key
- *
- * Return: 0, or -EINVAL if no valid MR of @pd has that key (DMA MRs
- * cannot be invalidated).
- */
-int softrc_mr_invalidate(struct softrc_dev *sdev, struct ib_pd *pd, u32 rkey)
-{
-	struct softrc_mr *mr = softrc_mr_get(sdev, rkey);
-	int err = 0;
-
-	if (!mr)
-		return -EINVAL;
-	if (mr->pd != pd || mr->is_dma ||
-	    cmpxchg(&mr->state, SOFTRC_MR_VALID, SOFTRC_MR_INVALID) !=
-	    SOFTRC_MR_VALID)
-		err = -EINVAL;
-	softrc_mr_put(mr);
-	return err;
-}
-
 static struct softrc_mr *softrc_mr_alloc(struct ib_pd *ibpd, int access)
 {
 	struct softrc_mr *mr;
@@ -297,6 +292,8 @@ static struct softrc_mr *softrc_mr_alloc(struct ib_pd *ibpd, int access)
 	mr->pd = ibpd;
 	mr->access = access;
 	mr->state = SOFTRC_MR_VALID;
+	mr->kobj.kind = SOFTRC_KEY_MR;
+	spin_lock_init(&mr->bind_lock);
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->done);
 	return mr;
@@ -309,8 +306,8 @@ static int softrc_mr_publish(struct softrc_mr *mr)
 	u32 index;
 	int err;
 
-	err = xa_alloc(xa, &index, NULL, XA_LIMIT(1, SOFTRC_MAX_MR),
-		       GFP_KERNEL);
+	err = xa_alloc(xa, &index, NULL,
+		       XA_LIMIT(1, SOFTRC_MAX_MR + SOFTRC_MAX_MW), GFP_KERNEL);
 	if (err)
 		return err == -EBUSY ? -ENOMEM : err;
 	mr->key = index << 8 | (get_random_u32() & 0xff);
@@ -318,7 +315,7 @@ static int softrc_mr_publish(struct softrc_mr *mr)
 	mr->ibmr.rkey = mr->key;
 	mr->ibmr.iova = mr->iova;
 	mr->ibmr.length = mr->length;
-	err = xa_err(xa_store(xa, index, mr, GFP_KERNEL));
+	err = xa_err(xa_store(xa, index, &mr->kobj, GFP_KERNEL));
 	if (err)
 		xa_erase(xa, index);
 	return err;
@@ -403,6 +400,15 @@ int softrc_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct softrc_mr *mr = to_smr(ibmr);
 
+	/* windows bound to it keep it (rxe does the same) */
+	spin_lock_bh(&mr->bind_lock);
+	if (mr->num_mw) {
+		spin_unlock_bh(&mr->bind_lock);
+		return -EBUSY;
+	}
+	mr->dereg = true;
+	spin_unlock_bh(&mr->bind_lock);
+
 	xa_erase(&mr->sdev->mr_xa, mr->key >> 8);
 	softrc_mr_put(mr);
 	wait_for_completion(&mr->done);
@@ -413,6 +419,348 @@ int softrc_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/* ---- memory windows ------------------------------------------------ */
+
+/*
+ * The MW at @key's index, or NULL; the caller is in an RCU read section
+ * and checks the key under mw->lock.
+ */
+static struct softrc_mw *softrc_mw_find(struct softrc_dev *sdev, u32 key)
+{
+	struct softrc_key_obj *k = xa_load(&sdev->mr_xa, key >> 8);
+
+	if (!k || k->kind != SOFTRC_KEY_MW)
+		return NULL;
+	return container_of(k, struct softrc_mw, kobj);
+}
+
+/* Window of a bound, valid MW named by @rkey; takes an MR reference. */
+static int softrc_mw_win(struct softrc_mw *mw, u32 rkey,
+			 struct softrc_mem_win *win)
+{
+	int err = -EINVAL;
+
+	spin_lock_bh(&mw->lock);
+	if (mw->key == rkey && mw->state == SOFTRC_MW_VALID && mw->mr &&
+	    READ_ONCE(mw->mr->state) == SOFTRC_MR_VALID &&
+	    refcount_inc_not_zero(&mw->mr->ref)) {
+		win->mr = mw->mr;
+		win->pd = mw->ibmw.pd;
+		win->iova = mw->addr;
+		win->length = mw->length;
+		win->access = mw->access;
+		win->qpn = mw->ibmw.type == IB_MW_TYPE_2 ? mw->qpn : 0;
+		win->whole = false;
+		err = 0;
+	}
+	spin_unlock_bh(&mw->lock);
+	return err;
+}
+
+/**
+ * softrc_rkey_get() - what does the R_Key @rkey grant?
+ * @sdev:	the device
+ * @rkey:	an MR's key or a bound MW's current key (all 32 bits)
+ * @win:	out: the MR holding the bytes (referenced) and the range and
+ *		rights: the MR's own, or the window's (IBTA 10.6.7)
+ *
+ * Context: any; never sleeps.
+ * Return: 0 (release with softrc_mr_put(@win->mr)), or -EINVAL for an unknown
+ * key, an unbound, invalidated or rebound window, or an invalid MR.
+ */
+int softrc_rkey_get(struct softrc_dev *sdev, u32 rkey,
+		    struct softrc_mem_win *win)
+{
+	struct softrc_mr *mr;
+	struct softrc_mw *mw;
+	int err;
+
+	rcu_read_lock();
+	mw = softrc_mw_find(sdev, rkey);
+	err = mw ? softrc_mw_win(mw, rkey, win) : -EINVAL;
+	rcu_read_unlock();
+	if (mw)
+		return err;
+	mr = softrc_mr_get(sdev, rkey);
+	if (!mr)
+		return -EINVAL;
+	if (READ_ONCE(mr->state) != SOFTRC_MR_VALID) {
+		softrc_mr_put(mr);
+		return -EINVAL;
+	}
+	win->mr = mr;
+	win->pd = mr->pd;
+	win->iova = mr->iova;
+	win->length = mr->length;
+	win->access = mr->access;
+	win->qpn = 0;
+	win->whole = mr->is_dma;
+	return 0;
+}
+
+/**
+ * softrc_win_check() - may QP @qpn of @pd access @len bytes at @va?
+ * @win:	from softrc_rkey_get()
+ * @pd:		the QP's PD
+ * @qpn:	the QP's number (a type 2 MW serves only the QP it was
+ *		bound through)
+ * @va:		first byte
+ * @len:	bytes; 0 skips the bounds check
+ * @access:	IB_ACCESS_REMOTE_* rights needed
+ *
+ * Return: 0; -EACCES for a missing right; -EINVAL for a PD or QP
+ * mismatch or bytes outside the range.
+ */
+int softrc_win_check(const struct softrc_mem_win *win, struct ib_pd *pd,
+		     u32 qpn, u64 va, u64 len, int access)
+{
+	if (win->pd != pd || (win->qpn && win->qpn != qpn))
+		return -EINVAL;
+	if (access & ~win->access)
+		return -EACCES;
+	if (!len || win->whole)
+		return 0;
+	if (va < win->iova || va - win->iova > win->length ||
+	    len > win->length - (va - win->iova))
+		return -EINVAL;
+	return 0;
+}
+
+/* Drop the binding of @mw (its lock held); returns the MR to put. */
+static struct softrc_mr *softrc_mw_unbind(struct softrc_mw *mw)
+{
+	struct softrc_mr *mr = mw->mr;
+
+	lockdep_assert_held(&mw->lock);
+	if (mr) {
+		spin_lock(&mr->bind_lock);
+		mr->num_mw--;
+		spin_unlock(&mr->bind_lock);
+	}
+	mw->mr = NULL;
+	mw->addr = 0;
+	mw->length = 0;
+	mw->access = 0;
+	return mr;
+}
+
+/* Invalidate the type 2 MW @mw (RCU read section held). */
+static int softrc_mw_invalidate(struct softrc_mw *mw, struct ib_pd *pd,
+				u32 qpn, u32 rkey, bool remote)
+{
+	struct softrc_mr *old = NULL;
+	int err = -EINVAL;
+
+	spin_lock_bh(&mw->lock);
+	/* type 1 MWs cannot be invalidated; SEND_WITH_INV only by its QP */
+	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->key == rkey &&
+	    mw->state == SOFTRC_MW_VALID && mw->ibmw.pd == pd &&
+	    (!remote || mw->qpn == qpn)) {
+		old = softrc_mw_unbind(mw);
+		mw->state = SOFTRC_MW_FREE;
+		err = 0;
+	}
+	spin_unlock_bh(&mw->lock);
+	if (old)
+		softrc_mr_put(old);
+	return err;
+}
+
+/**
+ * softrc_mem_invalidate() - LOCAL_INV or SEND_WITH_INV of @rkey
+ * @sdev:	the device
+ * @pd:		the invalidating QP's PD
+ * @qpn:	the invalidating QP
+ * @rkey:	the key
+ * @remote:	SEND_WITH_INV (the MW must be bound through @qpn)
+ *
+ * Only a type 2 MW or a fast-register MR may be invalidated (IBTA 10.6.7);
+ * softrc has no fast-register MRs, so an MR key always fails, as does a
+ * type 1 MW, an unbound MW or a stale key.
+ *
+ * Context: any; never sleeps.
+ * Return: 0, or -EINVAL.
+ */
+int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
+			  u32 rkey, bool remote)
+{
+	struct softrc_mw *mw;
+	int err = -EINVAL;
+
+	rcu_read_lock();
+	mw = softrc_mw_find(sdev, rkey);
+	if (mw)
+		err = softrc_mw_invalidate(mw, pd, qpn, rkey, remote);
+	rcu_read_unlock();
+	return err;
+}
+
+/* Bind checks on the MR side (IBTA 10.6.7); mw->lock held. */
+static int softrc_mw_bind_check(struct softrc_mw *mw, struct softrc_mr *mr,
+				struct ib_pd *pd,
+				const struct softrc_mw_bind *b)
+{
+	if (mr->pd != pd || READ_ONCE(mr->state) != SOFTRC_MR_VALID)
+		return -EINVAL;
+	if (!(mr->access & IB_ACCESS_MW_BIND))
+		return -EACCES;
+	/* a writable window needs a locally writable MR */
+	if ((b->access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mr->access & IB_ACCESS_LOCAL_WRITE))
+		return -EACCES;
+	if (!mr->is_dma &&
+	    (b->addr < mr->iova || b->addr - mr->iova > mr->length ||
+	     b->length > mr->length - (b->addr - mr->iova)))
+		return -EINVAL;
+	return 0;
+}
+
+/* Bind @mw (its lock held) to @mr, whose reference it takes over. */
+static int softrc_mw_do_bind(struct softrc_mw *mw, struct softrc_mr *mr,
+			     u32 qpn, const struct softrc_mw_bind *b,
+			     struct softrc_mr **old)
+{
+	if (mr) {
+		spin_lock(&mr->bind_lock);
+		if (mr->dereg) {
+			spin_unlock(&mr->bind_lock);
+			return -EINVAL;
+		}
+		mr->num_mw++;
+		spin_unlock(&mr->bind_lock);
+	}
+	*old = softrc_mw_unbind(mw);
+	mw->mr = mr;
+	mw->addr = b->addr;
+	mw->length = b->length;
+	mw->access = b->access & ~IB_ACCESS_LOCAL_WRITE;
+	mw->qpn = qpn;
+	mw->key = (mw->key & ~0xffu) | (b->rkey & 0xff);
+	mw->state = SOFTRC_MW_VALID;
+	return 0;
+}
+
+/* Bind checks on the MW side (IBTA 10.6.7, as rxe); mw->lock held. */
+static int softrc_mw_state_check(struct softrc_mw *mw, struct ib_pd *pd,
+				 const struct softrc_mw_bind *b)
+{
+	if (mw->key != b->mw_rkey || mw->ibmw.pd != pd)
+		return -EINVAL;
+	if (b->access & ~SOFTRC_MW_ACCESS)
+		return -EINVAL;
+	if (mw->ibmw.type == IB_MW_TYPE_1)
+		return mw->state == SOFTRC_MW_VALID ? 0 : -EINVAL;
+	/* type 2: bound only when free, never with length 0 (as rxe) */
+	if (mw->state != SOFTRC_MW_FREE || !b->length)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * softrc_mw_bind() - execute a BIND_MW work request of QP @qpn
+ * @sdev:	the device
+ * @pd:		the QP's PD (the MW and the MR must be in it)
+ * @qpn:	the binding QP (a type 2 MW is associated with it)
+ * @b:		the request
+ *
+ * A type 1 MW may be rebound at any time (length 0 unbinds it); a type 2
+ * MW only while free. The MR must allow IB_ACCESS_MW_BIND, and
+ * IB_ACCESS_LOCAL_WRITE for a writable window; the window must lie in the
+ * MR. The MW's key byte becomes that of @b->rkey.
+ *
+ * Context: called under the QP lock (BH off); never sleeps.
+ * Return: 0, or -EINVAL / -EACCES (a MW_BIND_ERR completion).
+ */
+int softrc_mw_bind(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
+		   const struct softrc_mw_bind *b)
+{
+	struct softrc_mr *mr = NULL, *old = NULL;
+	struct softrc_mw *mw;
+	int err = -EINVAL;
+
+	if (b->length && b->addr + b->length < b->addr)
+		return -EINVAL;
+	if (b->length) {
+		mr = softrc_mr_get(sdev, b->mr_lkey);
+		if (!mr)
+			return -EINVAL;
+	}
+	rcu_read_lock();
+	mw = softrc_mw_find(sdev, b->mw_rkey);
+	if (mw) {
+		spin_lock_bh(&mw->lock);
+		err = softrc_mw_state_check(mw, pd, b);
+		if (!err && mr)
+			err = softrc_mw_bind_check(mw, mr, pd, b);
+		if (!err)
+			err = softrc_mw_do_bind(mw, mr, qpn, b, &old);
+		spin_unlock_bh(&mw->lock);
+	}
+	rcu_read_unlock();
+	if (err && mr)
+		softrc_mr_put(mr);
+	if (old)
+		softrc_mr_put(old);
+	return err;
+}
+
+int softrc_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct softrc_dev *sdev = to_sdev(ibmw->device);
+	struct softrc_mw *mw = to_smw(ibmw);
+	u32 index;
+	int err;
+
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_mw) > SOFTRC_MAX_MW) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	spin_lock_init(&mw->lock);
+	mw->kobj.kind = SOFTRC_KEY_MW;
+	mw->state = ibmw->type == IB_MW_TYPE_1 ? SOFTRC_MW_VALID :
+						 SOFTRC_MW_FREE;
+	err = xa_alloc(&sdev->mr_xa, &index, NULL,
+		       XA_LIMIT(1, SOFTRC_MAX_MR + SOFTRC_MAX_MW), GFP_KERNEL);
+	if (err) {
+		err = err == -EBUSY ? -ENOMEM : err;
+		goto err_count;
+	}
+	mw->key = index << 8 | (get_random_u32() & 0xff);
+	ibmw->rkey = mw->key;
+	err = xa_err(xa_store(&sdev->mr_xa, index, &mw->kobj, GFP_KERNEL));
+	if (err) {
+		xa_erase(&sdev->mr_xa, index);
+		goto err_count;
+	}
+	return 0;
+
+err_count:
+	atomic_dec(&sdev->num_mw);
+	return err;
+}
+
+/* Deallocating a bound window unbinds it (as rxe). */
+int softrc_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct softrc_dev *sdev = to_sdev(ibmw->device);
+	struct softrc_mw *mw = to_smw(ibmw);
+	struct softrc_mr *old;
+
+	xa_erase(&sdev->mr_xa, mw->key >> 8);
+	spin_lock_bh(&mw->lock);
+	old = softrc_mw_unbind(mw);
+	mw->state = SOFTRC_MW_FREE;
+	spin_unlock_bh(&mw->lock);
+	if (old)
+		softrc_mr_put(old);
+	/* lookups that found the entry are done before the core frees it */
+	synchronize_rcu();
+	atomic_dec(&sdev->num_mw);
+	return 0;
+}
+
 /**
  * softrc_obj_dev_init() - set up a device's object tables
  * @sdev:	the device, before registration
@@ -420,6 +768,7 @@ int softrc_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 void softrc_obj_dev_init(struct softrc_dev *sdev)
 {
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	atomic_set(&sdev->num_mw, 0);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC1);
 	atomic_set(&sdev->num_cq, 0);
@@ -435,6 +784,7 @@ void softrc_obj_dev_fini(struct softrc_dev *sdev)
 	WARN_ON(!xa_empty(&sdev->ah_xa));
 	WARN_ON(!xa_empty(&sdev->srq_xa));
 	WARN_ON(atomic_read(&sdev->num_cq));
+	WARN_ON(atomic_read(&sdev->num_mw));
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->ah_xa);
 	xa_destroy(&sdev->srq_xa);

@@ -3,7 +3,9 @@
  * Memory regions and memory access for the data path.
  *
  * Keys: (index in the device's MR xarray) << 8 | an 8-bit random key;
- * lkey == rkey. A DMA MR (get_dma_mr) covers the whole kernel virtual
+ * lkey == rkey. Memory windows take their index from the same xarray, so
+ * an rkey names an MR or an MW (softrc_rkey_get resolves both); an lkey
+ * only ever names an MR (softrc_mr_get). A DMA MR (get_dma_mr) covers the whole kernel virtual
  * address space (virtual DMA: addresses are kernel virtual addresses); a
  * user MR (reg_user_mr) pins its pages with ib_umem and keeps a page
  * array indexed from its iova.
@@ -23,6 +25,17 @@
 #include <rdma/ib_verbs.h>
 
 struct softrc_dev;
+
+/* What an entry of the device's key xarray is (struct softrc_key_obj). */
+enum softrc_key_kind {
+	SOFTRC_KEY_MR,
+	SOFTRC_KEY_MW,
+};
+
+/* Embedded in MRs and MWs; the key xarray points at it. */
+struct softrc_key_obj {
+	u8 kind;
+};
 
 enum softrc_mr_state {
 	SOFTRC_MR_VALID,
@@ -44,12 +57,21 @@ enum softrc_mr_state {
  * @page_offset: offset of @iova in the first page
  * @umem:	the pinned user memory (user MRs)
  * @pages:	@npages pinned pages, in order (user MRs)
- * @ref:	one reference for the xarray, one per softrc_mr_get
+ * @ref:	one reference for the xarray, one per softrc_mr_get, one per
+ *		MW bound to the MR
  * @done:	completed when @ref drops to zero (dereg waits for it)
  * @rcu:	the MR is freed after a grace period (lockless lookups)
+ * @kobj:	its entry in the key xarray (kind SOFTRC_KEY_MR)
+ * @bind_lock:	protects @num_mw and @dereg
+ * @num_mw:	MWs bound to this MR
+ * @dereg:	dereg_mr has begun: no new binds
  */
 struct softrc_mr {
 	struct ib_mr ibmr;
+	struct softrc_key_obj kobj;
+	spinlock_t bind_lock;	/* @num_mw, @dereg */
+	unsigned int num_mw;
+	bool dereg;
 	struct softrc_dev *sdev;
 	struct ib_pd *pd;
 	u32 key;
@@ -72,6 +94,83 @@ static inline struct softrc_mr *to_smr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct softrc_mr, ibmr);
 }
 
+enum softrc_mw_state {
+	SOFTRC_MW_FREE,		/* type 2: unbound (allocated or invalidated) */
+	SOFTRC_MW_VALID,	/* type 1 always; type 2 once bound */
+};
+
+/**
+ * struct softrc_mw - a memory window (type 1 or type 2B)
+ * @ibmw:	the core's MW (allocated by the core)
+ * @kobj:	its entry in the key xarray (kind SOFTRC_KEY_MW)
+ * @lock:	protects every field below; taken in any context (BH off)
+ * @key:	the current R_Key (the key byte changes with every bind)
+ * @state:	enum softrc_mw_state
+ * @mr:		the bound MR (holds a reference and counts in mr->num_mw),
+ *		NULL while unbound (a type 1 MW bound with length 0)
+ * @qpn:	type 2: the QP it was bound through, the only one that may
+ *		use or remotely invalidate it
+ * @addr:	first byte of the window (MR iova space)
+ * @length:	bytes
+ * @access:	IB_ACCESS_REMOTE_* rights granted
+ */
+struct softrc_mw {
+	struct ib_mw ibmw;
+	struct softrc_key_obj kobj;
+	spinlock_t lock;	/* the binding */
+	u32 key;
+	u8 state;
+	struct softrc_mr *mr;
+	u32 qpn;
+	u64 addr;
+	u64 length;
+	int access;
+};
+
+static inline struct softrc_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct softrc_mw, ibmw);
+}
+
+/**
+ * struct softrc_mw_bind - a BIND_MW work request (rxe ABI wr.mw)
+ * @addr:	window start
+ * @length:	window bytes (0 unbinds a type 1 MW)
+ * @mr_lkey:	L_Key of the MR to bind to
+ * @mw_rkey:	the MW's current R_Key
+ * @rkey:	the new R_Key; only its key byte (7..0) is used
+ * @access:	IB_ACCESS_* for the window
+ */
+struct softrc_mw_bind {
+	u64 addr;
+	u64 length;
+	u32 mr_lkey;
+	u32 mw_rkey;
+	u32 rkey;
+	u32 access;
+};
+
+/**
+ * struct softrc_mem_win - what an R_Key grants: an MR's own range and
+ * rights, or an MW's window on its bound MR
+ * @mr:		the MR holding the bytes (a reference: softrc_mr_put)
+ * @pd:		the PD of the MR or MW
+ * @iova:	first byte
+ * @length:	bytes
+ * @access:	IB_ACCESS_* rights
+ * @qpn:	type 2 MW: the only QP that may use it; 0 = any QP of @pd
+ * @whole:	a DMA MR: any address
+ */
+struct softrc_mem_win {
+	struct softrc_mr *mr;
+	struct ib_pd *pd;
+	u64 iova;
+	u64 length;
+	int access;
+	u32 qpn;
+	bool whole;
+};
+
 enum softrc_copy_dir { SOFTRC_TO_MR, SOFTRC_FROM_MR };
 
 struct softrc_mr *softrc_mr_get(struct softrc_dev *sdev, u32 key);
@@ -86,12 +185,21 @@ int softrc_mr_page(struct softrc_mr *mr, u64 va, struct page **page,
 		   u32 *page_off, u32 *len);
 int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 		     u64 compare, u64 *orig);
-int softrc_mr_invalidate(struct softrc_dev *sdev, struct ib_pd *pd, u32 rkey);
+int softrc_rkey_get(struct softrc_dev *sdev, u32 rkey,
+		    struct softrc_mem_win *win);
+int softrc_win_check(const struct softrc_mem_win *win, struct ib_pd *pd,
+		     u32 qpn, u64 va, u64 len, int access);
+int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
+			  u32 rkey, bool remote);
+int softrc_mw_bind(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
+		   const struct softrc_mw_bind *b);
 
 /* ib_device_ops */
 struct ib_mr *softrc_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *softrc_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				 u64 iova, int access, struct ib_udata *udata);
 int softrc_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int softrc_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int softrc_dealloc_mw(struct ib_mw *ibmw);
 
 #endif /* SOFTRC_MR_H */

@@ -349,6 +349,7 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  * @opcode:	IB_WR_*
  * @flags:	IB_SEND_*
  * @inv_rkey:	LOCAL_INV: R_Key to invalidate
+ * @bind:	BIND_MW: the request (user QPs only)
  */
 struct softrc_swr {
 	struct softrc_send_wr wr;
@@ -358,6 +359,7 @@ struct softrc_swr {
 	u32 opcode;
 	u32 flags;
 	u32 inv_rkey;
+	struct softrc_mw_bind bind;
 };
 
 static bool softrc_wr_opcode_ok(u32 opcode)
@@ -371,6 +373,7 @@ static bool softrc_wr_opcode_ok(u32 opcode)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_LOCAL_INV:
+	case IB_WR_BIND_MW:
 	case IB_WR_SEND_WITH_INV:
 		return true;
 	default:
@@ -392,6 +395,8 @@ static u8 softrc_wc_opcode(u32 wr_opcode)
 		return IB_WC_FETCH_ADD;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	default:
 		return IB_WC_SEND;
 	}
@@ -415,8 +420,15 @@ static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s)
 
 	if (!softrc_wr_opcode_ok(op))
 		return IB_WC_LOC_QP_OP_ERR;
-	if (op == IB_WR_LOCAL_INV)
+	if (op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW) {
+		/* local: no data; kernel ULPs have no BIND_MW in 6.1 */
+		if (op == IB_WR_BIND_MW && !qp->is_user)
+			return IB_WC_LOC_QP_OP_ERR;
+		s->num_sge = 0;
+		s->wr.length = 0;
+		s->flags &= ~IB_SEND_INLINE;
 		return 0;
+	}
 	if (s->flags & IB_SEND_INLINE) {
 		if (!softrc_wr_is_inline_op(op))
 			return IB_WC_LOC_QP_OP_ERR;
@@ -447,16 +459,6 @@ static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s)
 static bool softrc_swr_signaled(struct softrc_qp *qp, const struct softrc_swr *s)
 {
 	return qp->sig_all || (s->flags & IB_SEND_SIGNALED);
-}
-
-/* LOCAL_INV runs at once; its completion is local. */
-static void softrc_qp_local_inv(struct softrc_qp *qp, const struct softrc_swr *s)
-{
-	int err = softrc_mr_invalidate(qp->sdev, qp->ibqp.pd, s->inv_rkey);
-
-	if (err || softrc_swr_signaled(qp, s))
-		softrc_qp_push_send_err(qp, s->wr.wr_id, IB_WC_LOCAL_INV,
-					err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS);
 }
 
 /* A bad WR: the QP enters ERROR (flushing what is queued), then it fails. */
@@ -490,11 +492,11 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 		softrc_qp_fail_wr(qp, s, status);
 		return 0;
 	}
-	if (s->opcode == IB_WR_LOCAL_INV) {
-		softrc_qp_local_inv(qp, s);
-		return 0;
-	}
 	sh->opcode = s->opcode;
+	if (s->opcode == IB_WR_LOCAL_INV)
+		sh->local.inv_rkey = s->inv_rkey;
+	else if (s->opcode == IB_WR_BIND_MW)
+		sh->local.bind = s->bind;
 	sh->length = s->wr.length;
 	sh->flags = softrc_swr_signaled(qp, s) ? SOFTRC_SQS_SIGNALED : 0;
 	if (s->flags & IB_SEND_INLINE) {
@@ -619,6 +621,15 @@ static void softrc_swr_from_user(struct softrc_qp *qp, struct softrc_swr *s,
 		s->wr.rkey = u->wr.wr.atomic.rkey;
 		s->wr.compare_add = u->wr.wr.atomic.compare_add;
 		s->wr.swap = u->wr.wr.atomic.swap;
+		break;
+	case IB_WR_BIND_MW:
+		/* librxe: ibv_bind_mw (type 1) and IBV_WR_BIND_MW (type 2) */
+		s->bind.addr = u->wr.wr.mw.addr;
+		s->bind.length = u->wr.wr.mw.length;
+		s->bind.mr_lkey = u->wr.wr.mw.mr_lkey;
+		s->bind.mw_rkey = u->wr.wr.mw.mw_rkey;
+		s->bind.rkey = u->wr.wr.mw.rkey;
+		s->bind.access = u->wr.wr.mw.access;
 		break;
 	default:
 		s->wr.remote_addr = u->wr.wr.rdma.remote_addr;

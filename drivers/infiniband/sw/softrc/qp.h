@@ -29,6 +29,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "softrc.h"
+#include "mr.h"
 #include "core/qp.h"
 
 struct softrc_queue;
@@ -66,12 +67,18 @@ struct softrc_path {
  * @opcode:	IB_WR_* opcode
  * @num_sge:	SGE count (not inline)
  * @length:	total bytes
+ * @local:	a local WQE's request: LOCAL_INV's R_Key or a BIND_MW,
+ *		executed by softrc_glue_local() in SQ order
  */
 struct softrc_sq_shadow {
 	u8 flags;
 	u8 opcode;
 	u16 num_sge;
 	u32 length;
+	union {
+		u32 inv_rkey;
+		struct softrc_mw_bind bind;
+	} local;
 };
 
 /* flags of a pending completion */

@@ -25,6 +25,7 @@ enum softrc_limits {
 	SOFTRC_MAX_CQ		= 0x4000,
 	SOFTRC_MAX_CQE		= 0x8000 - 1,
 	SOFTRC_MAX_MR		= 0x40000,
+	SOFTRC_MAX_MW		= 0x10000,	/* share the MR key space */
 	SOFTRC_MAX_PD		= 0x10000,
 	SOFTRC_MAX_AH		= 0x10000,
 	SOFTRC_MAX_SRQ		= 0x4000,
@@ -54,7 +55,8 @@ enum softrc_limits {
  * @list:	entry in the module's device list (softrc_dev_list_lock)
  * @port_state:	last state reported to the RDMA core (softrc_dev_list_lock)
  * @num_pd:	PDs allocated, bounded by SOFTRC_MAX_PD
- * @mr_xa:	MRs by key >> 8 (mr.c; RCU lookups)
+ * @mr_xa:	MRs and MWs by key >> 8: one key space (mr.c; RCU lookups)
+ * @num_mw:	MWs allocated, bounded by SOFTRC_MAX_MW (mr.c)
  * @ah_xa:	AHs by ah_num (ah.c; IRQ-safe lock)
  * @srq_xa:	SRQs by srq_num (srq.c)
  * @num_cq:	CQs allocated, bounded by SOFTRC_MAX_CQ (cq.c)
@@ -69,6 +71,7 @@ struct softrc_dev {
 	enum ib_port_state port_state;
 	atomic_t num_pd;
 	struct xarray mr_xa;
+	atomic_t num_mw;
 	struct xarray ah_xa;
 	struct xarray srq_xa;
 	atomic_t num_cq;

@@ -45,7 +45,9 @@ static int softrc_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_CURR_QP_STATE_MOD |
-				 IB_DEVICE_SRQ_RESIZE;
+				 IB_DEVICE_SRQ_RESIZE |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SOFTRC_MAX_SGE;
 	attr->max_recv_sge = SOFTRC_MAX_SGE;
@@ -53,6 +55,7 @@ static int softrc_query_device(struct ib_device *ibdev,
 	attr->max_cq = SOFTRC_MAX_CQ;
 	attr->max_cqe = SOFTRC_MAX_CQE;
 	attr->max_mr = SOFTRC_MAX_MR;
+	attr->max_mw = SOFTRC_MAX_MW;
 	attr->max_pd = SOFTRC_MAX_PD;
 	attr->max_qp_rd_atom = SOFTRC_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SOFTRC_MAX_RD_ATOMIC;
@@ -158,6 +161,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.uverbs_abi_ver = SOFTRC_UVERBS_ABI_VERSION,
 
 	.alloc_hw_port_stats = softrc_alloc_hw_port_stats,
+	.alloc_mw = softrc_alloc_mw,
 	.alloc_pd = softrc_alloc_pd,
 	.alloc_ucontext = softrc_alloc_ucontext,
 	.create_ah = softrc_create_ah,
@@ -165,6 +169,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.create_srq = softrc_create_srq,
 	.create_user_ah = softrc_create_ah,
 	.dealloc_driver = softrc_dev_dealloc,
+	.dealloc_mw = softrc_dealloc_mw,
 	.dealloc_pd = softrc_dealloc_pd,
 	.dealloc_ucontext = softrc_dealloc_ucontext,
 	.dereg_mr = softrc_dereg_mr,
@@ -198,6 +203,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, softrc_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, softrc_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, softrc_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, softrc_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, softrc_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, softrc_srq, ibsrq),
