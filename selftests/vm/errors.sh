@@ -10,6 +10,13 @@
 #   the same with the wire cut (netem loss 100% on both veth ends)
 #   rnr (no receive posted, rnr_retry 2) -> IBV_WC_RNR_RETRY_EXC_ERR
 #   state: ibv_post_send in RESET and in INIT returns an error
+#   selftests/verbs/mw (two QP pairs on DEV_A): memory window binds (type 1
+#     and 2B), bind errors -> IBV_WC_MW_BIND_ERR, access through an
+#     invalidated or deallocated window -> IBV_WC_REM_ACCESS_ERR,
+#     SEND_WITH_INV of an ordinary MR / type 1 MW / another QP's MW ->
+#     IBV_WC_REM_INV_REQ_ERR, LOCAL_INV in post order after a 4 MiB WRITE,
+#     LOCAL_INV of an ordinary MR -> IBV_WC_LOC_QP_OP_ERR, dereg of an MR
+#     with a window bound fails
 # Each case runs on both topologies. SOFTRC_DRIVER=softrc|rxe.
 #
 # Topologies (selftests/verbs/topo.sh):
@@ -25,6 +32,18 @@ cleanup() {
 	driver_unload
 }
 trap cleanup EXIT
+
+# mw_suite NAME: selftests/verbs/mw on DEV_A; its cases become diagnostics
+mw_suite() {
+	local out
+	if out=$($RUN_A "$VERBS_DIR/mw" -d "$DEV_A" -g "$GID_A" 2>&1); then
+		printf '%s\n' "$out" | grep -E '^(not )?ok' | sed 's/^/#   /'
+		ok "$1"
+	else
+		printf '%s\n' "$out" | sed 's/^/# /'
+		not_ok "$1"
+	fi
+}
 
 ktap_header "errors ($SOFTRC_DRIVER)"
 [ -x "$RC_VERIFY" ] || { echo "1..0 # SKIP $RC_VERIFY not built"; exit 0; }
@@ -44,6 +63,7 @@ for topo in wire loop; do
 	rc_pair "$topo: rnr_retry 2, no receive -> IBV_WC_RNR_RETRY_EXC_ERR" -e rnr -R 2
 	check "$topo: post_send in RESET and INIT fails" \
 		$RUN_A "$RC_VERIFY" -e state -d "$DEV_A" -g "$GID_A"
+	mw_suite "$topo: memory windows, SEND_WITH_INV / LOCAL_INV rules and order"
 	if [ $topo = wire ]; then
 		netem_set loss 100%
 		rc_pair "$topo: wire cut (netem loss 100%) -> IBV_WC_RETRY_EXC_ERR after ~retry_cnt x timeout" \
