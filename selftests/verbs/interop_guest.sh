@@ -66,7 +66,9 @@ rcv() {
 	if [ "$srv" = "$me" ]; then
 		out=$(timeout 180 "$RC_VERIFY" -s -d "$dev" -g "$gid" -p $port $q 2>&1)
 	else
-		out=$(timeout 180 "$RC_VERIFY" -d "$dev" -g "$gid" -p $port -n $((4 * n)) -S 21 $peer 2>&1)
+		# -i mw: the server binds type 2 MWs, the client's SEND_WITH_INVs
+		# invalidate them across the two drivers
+		out=$(timeout 180 "$RC_VERIFY" -d "$dev" -g "$gid" -p $port -n $((4 * n)) -S 21 -i mw $peer 2>&1)
 	fi
 	rc=$?
 	if [ "$rc" = 0 ]; then
@@ -87,7 +89,7 @@ for s in A B; do
 	t "ib_write_lat, server $s" $s ib_write_lat -n $((2 * n)) -F -u 18
 	t "ib_read_lat, server $s" $s ib_read_lat -n $((2 * n)) -F -u 18
 	t "ib_send_lat, server $s" $s ib_send_lat -n $((2 * n)) -F -u 18
-	rcv "rc_verify $((4 * n)) ops, server $s" $s
+	rcv "rc_verify $((4 * n)) ops with SEND_WITH_INV on MWs, server $s" $s
 done
 echo "INTEROP done ok"
 # let the peer finish its last test before this VM powers off
