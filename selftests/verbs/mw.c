@@ -16,7 +16,8 @@
  *   - LOCAL_INV after a 4 MiB WRITE completes after it (post order); of
  *     an ordinary MR -> IBV_WC_LOC_QP_OP_ERR
  *   - dereg of an MR with a window bound -> error; dealloc of a bound
- *     window succeeds and its rkey stops working
+ *     window succeeds and its rkey stops working; a type 2 MW whose QP
+ *     was destroyed serves no later QP
  *
  * Usage: mw -d DEV -g GID_INDEX. Prints KTAP; exits non-zero on failure.
  */
@@ -397,6 +398,31 @@ static void test_errors(void)
 	pair_down(&p);
 }
 
+/* A type 2 MW bound through a destroyed QP serves no QP created later. */
+static void test_qp_gone(void)
+{
+	enum ibv_wc_status st;
+	struct ibv_mw *mw;
+	struct pair p, q;
+	uint32_t rkey;
+
+	pair_up(&p);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	rkey = bind2(&p.a, mw, p.a.mr, 0, 4096, IBV_ACCESS_REMOTE_WRITE, &st);
+	ok(rkey, "qp gone: bind a type 2 MW (%s)", ibv_wc_status_str(st));
+	ibv_destroy_qp(p.a.qp);
+	ibv_destroy_qp(p.b.qp);
+	p.a.qp = p.b.qp = NULL;
+	pair_up(&q);
+	st = rdma(&q.b, IBV_WR_RDMA_WRITE, rkey, va_of(&p.a, 0), 8);
+	ok(st == IBV_WC_REM_ACCESS_ERR,
+	   "qp gone: its window serves no new QP -> IBV_WC_REM_ACCESS_ERR (%s)",
+	   ibv_wc_status_str(st));
+	ok(!ibv_dealloc_mw(mw), "qp gone: dealloc the window");
+	pair_down(&q);
+	pair_down(&p);
+}
+
 /* Type 1 bind through ibv_bind_mw (librxe posts a BIND_MW WQE). */
 static bool bind1(struct side *s, struct ibv_mw *mw, struct ibv_mr *mr,
 		  uint64_t len, enum ibv_wc_status *st)
@@ -562,6 +588,7 @@ int main(int argc, char **argv)
 	   da.max_mw);
 	test_type2();
 	test_errors();
+	test_qp_gone();
 	test_type1();
 	test_local_inv();
 	ok(!ibv_dealloc_pd(pd), "pd: nothing left on it");

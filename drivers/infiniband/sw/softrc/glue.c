@@ -246,7 +246,7 @@ static int softrc_glue_mr_check(void *ctx, u32 rkey, u64 va, u32 len,
 	/* an MR's range and rights, or a bound MW's (IBTA 10.6.7) */
 	if (softrc_rkey_get(qp->sdev, rkey, &win))
 		return -EINVAL;
-	err = softrc_win_check(&win, qp->ibqp.pd, qp->ibqp.qp_num, va, len,
+	err = softrc_win_check(&win, qp->ibqp.pd, qp->uid, va, len,
 			       access);
 	softrc_mr_put(win.mr);
 	return err;
@@ -324,7 +324,7 @@ static int softrc_glue_invalidate(void *ctx, u32 rkey)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 
-	return softrc_mem_invalidate(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+	return softrc_mem_invalidate(qp->sdev, qp->ibqp.pd, qp->uid,
 				     rkey, true);
 }
 
@@ -340,12 +340,12 @@ static u8 softrc_glue_local(void *ctx, u32 slot)
 	switch (sh->opcode) {
 	case IB_WR_LOCAL_INV:
 		if (softrc_mem_invalidate(qp->sdev, qp->ibqp.pd,
-					  qp->ibqp.qp_num, sh->local.inv_rkey,
+					  qp->uid, sh->local.inv_rkey,
 					  false))
 			return IB_WC_LOC_QP_OP_ERR;
 		return IB_WC_SUCCESS;
 	case IB_WR_BIND_MW:
-		if (softrc_mw_bind(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+		if (softrc_mw_bind(qp->sdev, qp->ibqp.pd, qp->uid,
 				   &sh->local.bind))
 			return IB_WC_MW_BIND_ERR;
 		return IB_WC_SUCCESS;

@@ -449,7 +449,7 @@ static int softrc_mw_win(struct softrc_mw *mw, u32 rkey,
 		win->iova = mw->addr;
 		win->length = mw->length;
 		win->access = mw->access;
-		win->qpn = mw->ibmw.type == IB_MW_TYPE_2 ? mw->qpn : 0;
+		win->qp_uid = mw->ibmw.type == IB_MW_TYPE_2 ? mw->qp_uid : 0;
 		win->whole = false;
 		err = 0;
 	}
@@ -493,16 +493,16 @@ int softrc_rkey_get(struct softrc_dev *sdev, u32 rkey,
 	win->iova = mr->iova;
 	win->length = mr->length;
 	win->access = mr->access;
-	win->qpn = 0;
+	win->qp_uid = 0;
 	win->whole = mr->is_dma;
 	return 0;
 }
 
 /**
- * softrc_win_check() - may QP @qpn of @pd access @len bytes at @va?
+ * softrc_win_check() - may the QP @qp_uid of @pd access @len bytes at @va?
  * @win:	from softrc_rkey_get()
  * @pd:		the QP's PD
- * @qpn:	the QP's number (a type 2 MW serves only the QP it was
+ * @qp_uid:	the QP's softrc_qp.uid (a type 2 MW serves only the QP it was
  *		bound through)
  * @va:		first byte
  * @len:	bytes; 0 skips the bounds check
@@ -512,9 +512,9 @@ int softrc_rkey_get(struct softrc_dev *sdev, u32 rkey,
  * mismatch or bytes outside the range.
  */
 int softrc_win_check(const struct softrc_mem_win *win, struct ib_pd *pd,
-		     u32 qpn, u64 va, u64 len, int access)
+		     u64 qp_uid, u64 va, u64 len, int access)
 {
-	if (win->pd != pd || (win->qpn && win->qpn != qpn))
+	if (win->pd != pd || (win->qp_uid && win->qp_uid != qp_uid))
 		return -EINVAL;
 	if (access & ~win->access)
 		return -EACCES;
@@ -546,7 +546,7 @@ static struct softrc_mr *softrc_mw_unbind(struct softrc_mw *mw)
 
 /* Invalidate the type 2 MW @mw (RCU read section held). */
 static int softrc_mw_invalidate(struct softrc_mw *mw, struct ib_pd *pd,
-				u32 qpn, u32 rkey, bool remote)
+				u64 qp_uid, u32 rkey, bool remote)
 {
 	struct softrc_mr *old = NULL;
 	int err = -EINVAL;
@@ -555,7 +555,7 @@ static int softrc_mw_invalidate(struct softrc_mw *mw, struct ib_pd *pd,
 	/* type 1 MWs cannot be invalidated; SEND_WITH_INV only by its QP */
 	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->key == rkey &&
 	    mw->state == SOFTRC_MW_VALID && mw->ibmw.pd == pd &&
-	    (!remote || mw->qpn == qpn)) {
+	    (!remote || mw->qp_uid == qp_uid)) {
 		old = softrc_mw_unbind(mw);
 		mw->state = SOFTRC_MW_FREE;
 		err = 0;
@@ -570,9 +570,9 @@ static int softrc_mw_invalidate(struct softrc_mw *mw, struct ib_pd *pd,
  * softrc_mem_invalidate() - LOCAL_INV or SEND_WITH_INV of @rkey
  * @sdev:	the device
  * @pd:		the invalidating QP's PD
- * @qpn:	the invalidating QP
+ * @qp_uid:	the invalidating QP's softrc_qp.uid
  * @rkey:	the key
- * @remote:	SEND_WITH_INV (the MW must be bound through @qpn)
+ * @remote:	SEND_WITH_INV (the MW must be bound through @qp_uid)
  *
  * Only a type 2 MW or a fast-register MR may be invalidated (IBTA 10.6.7);
  * softrc has no fast-register MRs, so an MR key always fails, as does a
@@ -581,8 +581,8 @@ static int softrc_mw_invalidate(struct softrc_mw *mw, struct ib_pd *pd,
  * Context: any; never sleeps.
  * Return: 0, or -EINVAL.
  */
-int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
-			  u32 rkey, bool remote)
+int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd,
+			  u64 qp_uid, u32 rkey, bool remote)
 {
 	struct softrc_mw *mw;
 	int err = -EINVAL;
@@ -590,7 +590,7 @@ int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
 	rcu_read_lock();
 	mw = softrc_mw_find(sdev, rkey);
 	if (mw)
-		err = softrc_mw_invalidate(mw, pd, qpn, rkey, remote);
+		err = softrc_mw_invalidate(mw, pd, qp_uid, rkey, remote);
 	rcu_read_unlock();
 	return err;
 }
@@ -617,7 +617,7 @@ static int softrc_mw_bind_check(struct softrc_mw *mw, struct softrc_mr *mr,
 
 /* Bind @mw (its lock held) to @mr, whose reference it takes over. */
 static int softrc_mw_do_bind(struct softrc_mw *mw, struct softrc_mr *mr,
-			     u32 qpn, const struct softrc_mw_bind *b,
+			     u64 qp_uid, const struct softrc_mw_bind *b,
 			     struct softrc_mr **old)
 {
 	if (mr) {
@@ -634,7 +634,7 @@ static int softrc_mw_do_bind(struct softrc_mw *mw, struct softrc_mr *mr,
 	mw->addr = b->addr;
 	mw->length = b->length;
 	mw->access = b->access & ~IB_ACCESS_LOCAL_WRITE;
-	mw->qpn = qpn;
+	mw->qp_uid = qp_uid;
 	mw->key = (mw->key & ~0xffu) | (b->rkey & 0xff);
 	mw->state = SOFTRC_MW_VALID;
 	return 0;
@@ -657,10 +657,11 @@ static int softrc_mw_state_check(struct softrc_mw *mw, struct ib_pd *pd,
 }
 
 /**
- * softrc_mw_bind() - execute a BIND_MW work request of QP @qpn
+ * softrc_mw_bind() - execute a BIND_MW work request of QP @qp_uid
  * @sdev:	the device
  * @pd:		the QP's PD (the MW and the MR must be in it)
- * @qpn:	the binding QP (a type 2 MW is associated with it)
+ * @qp_uid:	the binding QP's softrc_qp.uid (a type 2 MW is associated
+ *		with it)
  * @b:		the request
  *
  * A type 1 MW may be rebound at any time (length 0 unbinds it); a type 2
@@ -671,7 +672,7 @@ static int softrc_mw_state_check(struct softrc_mw *mw, struct ib_pd *pd,
  * Context: called under the QP lock (BH off); never sleeps.
  * Return: 0, or -EINVAL / -EACCES (a MW_BIND_ERR completion).
  */
-int softrc_mw_bind(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
+int softrc_mw_bind(struct softrc_dev *sdev, struct ib_pd *pd, u64 qp_uid,
 		   const struct softrc_mw_bind *b)
 {
 	struct softrc_mr *mr = NULL, *old = NULL;
@@ -693,7 +694,7 @@ int softrc_mw_bind(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
 		if (!err && mr)
 			err = softrc_mw_bind_check(mw, mr, pd, b);
 		if (!err)
-			err = softrc_mw_do_bind(mw, mr, qpn, b, &old);
+			err = softrc_mw_do_bind(mw, mr, qp_uid, b, &old);
 		spin_unlock_bh(&mw->lock);
 	}
 	rcu_read_unlock();

@@ -108,7 +108,8 @@ enum softrc_mw_state {
  * @state:	enum softrc_mw_state
  * @mr:		the bound MR (holds a reference and counts in mr->num_mw),
  *		NULL while unbound (a type 1 MW bound with length 0)
- * @qpn:	type 2: the QP it was bound through, the only one that may
+ * @qp_uid:	type 2: the QP it was bound through (its softrc_qp.uid, never
+ *		reused, unlike a QPN), the only one that may
  *		use or remotely invalidate it
  * @addr:	first byte of the window (MR iova space)
  * @length:	bytes
@@ -121,7 +122,7 @@ struct softrc_mw {
 	u32 key;
 	u8 state;
 	struct softrc_mr *mr;
-	u32 qpn;
+	u64 qp_uid;
 	u64 addr;
 	u64 length;
 	int access;
@@ -158,7 +159,8 @@ struct softrc_mw_bind {
  * @iova:	first byte
  * @length:	bytes
  * @access:	IB_ACCESS_* rights
- * @qpn:	type 2 MW: the only QP that may use it; 0 = any QP of @pd
+ * @qp_uid:	type 2 MW: the only QP (softrc_qp.uid) that may use it;
+ *		0 = any QP of @pd
  * @whole:	a DMA MR: any address
  */
 struct softrc_mem_win {
@@ -167,7 +169,7 @@ struct softrc_mem_win {
 	u64 iova;
 	u64 length;
 	int access;
-	u32 qpn;
+	u64 qp_uid;
 	bool whole;
 };
 
@@ -188,10 +190,10 @@ int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 int softrc_rkey_get(struct softrc_dev *sdev, u32 rkey,
 		    struct softrc_mem_win *win);
 int softrc_win_check(const struct softrc_mem_win *win, struct ib_pd *pd,
-		     u32 qpn, u64 va, u64 len, int access);
-int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
-			  u32 rkey, bool remote);
-int softrc_mw_bind(struct softrc_dev *sdev, struct ib_pd *pd, u32 qpn,
+		     u64 qp_uid, u64 va, u64 len, int access);
+int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd,
+			  u64 qp_uid, u32 rkey, bool remote);
+int softrc_mw_bind(struct softrc_dev *sdev, struct ib_pd *pd, u64 qp_uid,
 		   const struct softrc_mw_bind *b);
 
 /* ib_device_ops */

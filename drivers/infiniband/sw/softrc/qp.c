@@ -38,6 +38,9 @@
 				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 				 IB_ACCESS_MW_BIND)
 
+/* Source of softrc_qp.uid. */
+static atomic64_t softrc_qp_uids = ATOMIC64_INIT(0);
+
 /* ---- QPN table ---------------------------------------------------- */
 
 /* RCU lookup + reference; NULL if unknown, not yet built or dying. */
@@ -1210,6 +1213,7 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return err;
 	/* the rxe ABI sends no create_qp command data; ignore any */
 	qp->sdev = sdev;
+	qp->uid = atomic64_inc_return(&softrc_qp_uids);
 	qp->is_user = !!udata;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->state = IB_QPS_RESET;

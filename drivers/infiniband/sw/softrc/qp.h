@@ -109,6 +109,8 @@ struct softrc_pwc {
  * struct softrc_qp - one RC queue pair
  * @ibqp:	the RDMA core's object (allocated by the core)
  * @sdev:	its device
+ * @uid:	unique for the module's lifetime, never reused (unlike the
+ *		QPN): the identity a type 2 MW is bound to
  * @lock:	see the file comment
  * @ref:	references: one for the QPN table, one per receive-path user
  * @released:	completed when @ref drops to zero
@@ -154,6 +156,7 @@ struct softrc_pwc {
 struct softrc_qp {
 	struct ib_qp ibqp;
 	struct softrc_dev *sdev;
+	u64 uid;
 	spinlock_t lock;	/* the QP lock: engine, state, shadows */
 	refcount_t ref;
 	struct completion released;
