@@ -167,5 +167,10 @@ check "rdma statistic: tx_pkts counted on sa" bash -c \
 	'rdma statistic show link sa/1 | grep -Eq "tx_pkts [1-9]"'
 check "rdma statistic: no bad ICRC" bash -c \
 	'rdma statistic show link sb/1 | grep -Eq "rx_bad_icrc 0"'
+# loopback traffic skips the IP stack (tx_self), wire traffic does not
+check "rdma statistic: loopback packets went to self (tx_self > 0 on sl)" bash -c \
+	'rdma statistic show link sl/1 | grep -Eq "tx_self [1-9]"'
+check "rdma statistic: wire packets did not (tx_self 0 on sa)" bash -c \
+	'rdma statistic show link sa/1 | grep -Eq "tx_self 0( |$)"'
 
 ktap_finish

@@ -10,13 +10,16 @@
  *    RCU; finds the device in its namespace's RCU list and the QP in the
  *    device's QPN xarray (RCU + reference), then runs the engine under the
  *    QP lock, flushes the coalesced ACK and lets the requester transmit.
+ *  - softrc_self_rcv: tasklet (softirq), the same receive path for the
+ *    packets a device sends to itself, which never enter the IP stack.
  *  - softrc_net_xmit: with a QP lock held (engine callback), process
  *    context with BH off or softirq; builds IP + UDP + RoCE headers in one
  *    linear skb, computes the ICRC over the final IP header (the IPv4 ID
  *    is not masked by it) and hands the packet to ip_local_out /
  *    ip6_local_out, which resolve the neighbour and queue it. A packet to
- *    one of our own addresses is delivered by the local route through
- *    `lo` back to our socket (loopback: client and server on one device).
+ *    the sending device's own address (client and server on one device)
+ *    goes to that device's self queue instead; one to another local
+ *    device's address takes the local route through `lo` to our socket.
  *
  * Touches: sockets, skbs, the device list of a namespace, QPs through
  * qp.h and the engine.
@@ -182,21 +185,20 @@ static void softrc_rx_invalid(struct softrc_qp *qp, const struct softrc_pkt *pkt
 	softrc_qp_drain_comps(qp);
 }
 
-/* Return: true if the packet was handed to a QP (even if it dropped it). */
-static bool softrc_rx(struct softrc_net *snet, struct sk_buff *skb)
+/*
+ * One packet for @sdev, skb->data at the UDP header.
+ * Return: true if the packet was handed to a QP (even if it dropped it).
+ */
+static bool softrc_rx_skb(struct softrc_dev *sdev, struct sk_buff *skb)
 {
 	int udp = sizeof(struct udphdr);
 	bool ipv6 = ip_hdr(skb)->version == 6;
 	const struct softrc_opcode_info *op;
-	struct softrc_dev *sdev;
 	struct softrc_qp *qp;
 	struct softrc_pkt pkt;
 	struct softrc_bth *bth;
 	int status;
 
-	sdev = softrc_rx_dev(snet, softrc_rx_netdev(skb, ipv6));
-	if (!sdev)
-		return false;
 	if (skb->len < udp + SOFTRC_BTH_BYTES + SOFTRC_ICRC_BYTES ||
 	    !pskb_may_pull(skb, udp + SOFTRC_BTH_BYTES) ||
 	    (skb_has_frag_list(skb) && skb_linearize(skb))) {
@@ -239,12 +241,74 @@ static bool softrc_rx(struct softrc_net *snet, struct sk_buff *skb)
 static int softrc_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct softrc_net *snet = rcu_dereference_sk_user_data(sk);
+	struct softrc_dev *sdev = NULL;
 
-	if (snet && softrc_rx(snet, skb))
+	if (snet)
+		sdev = softrc_rx_dev(snet, softrc_rx_netdev(skb,
+					ip_hdr(skb)->version == 6));
+	if (sdev && softrc_rx_skb(sdev, skb))
 		consume_skb(skb);
 	else
 		kfree_skb(skb);
 	return 0;
+}
+
+/*
+ * Packets a device sends to itself (client and server on one device) skip
+ * the IP stack both ways, as rxe's loopback does: softrc_net_xmit queues
+ * them here and this tasklet runs the receive path over them in softirq,
+ * after the sender has dropped its QP lock (sender and receiver may be
+ * one QP, or two QPs sending to each other). The queue is bounded; a
+ * packet beyond it is dropped and counted like a full device queue, and
+ * the requester's retry recovers it.
+ */
+#define SOFTRC_SELF_QLEN	4096
+#define SOFTRC_SELF_BUDGET	64
+
+static void softrc_self_rcv(struct tasklet_struct *t)
+{
+	struct softrc_dp *dp = from_tasklet(dp, t, self_task);
+	struct sk_buff *skb;
+	int n;
+
+	rcu_read_lock();
+	for (n = 0; n < SOFTRC_SELF_BUDGET; n++) {
+		skb = skb_dequeue(&dp->self_q);
+		if (!skb)
+			break;
+		if (softrc_rx_skb(dp->sdev, skb))
+			consume_skb(skb);
+		else
+			kfree_skb(skb);
+	}
+	rcu_read_unlock();
+	if (!skb_queue_empty(&dp->self_q))
+		tasklet_schedule(t);
+}
+
+/* Is @qp's destination this very device (its own source address)? */
+static bool softrc_to_self(const struct softrc_qp *qp)
+{
+	if (qp->av.ipv6)
+		return ipv6_addr_equal(&qp->av.daddr.v6, &qp->av.saddr.v6);
+	return qp->av.daddr.v4 == qp->av.saddr.v4;
+}
+
+/* @skb, IP header at skb->data, to the receive path of @sdev. */
+static void softrc_self_xmit(struct softrc_dev *sdev, struct sk_buff *skb)
+{
+	struct softrc_dp *dp = sdev->dp;
+
+	if (skb_queue_len(&dp->self_q) >= SOFTRC_SELF_QLEN) {
+		kfree_skb(skb);
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_xmit);
+		return;
+	}
+	skb->dev = sdev->ndev;
+	__skb_pull(skb, skb_transport_offset(skb));
+	skb_queue_tail(&dp->self_q, skb);
+	softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_self);
+	tasklet_schedule(&dp->self_task);
 }
 
 /* ---- transmit -------------------------------------------------------- */
@@ -356,11 +420,11 @@ static void softrc_push_ip6(struct softrc_qp *qp, struct sk_buff *skb,
  * payload, pad and ICRC, however they are added later.
  */
 static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp, struct net *net,
-				       struct dst_entry *dst,
+				       struct net_device *odev,
 				       const struct softrc_pkt *pkt, u32 room)
 {
 	u32 l3 = qp->av.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
-	u32 head = LL_RESERVED_SPACE(dst->dev) + l3 + sizeof(struct udphdr);
+	u32 head = LL_RESERVED_SPACE(odev) + l3 + sizeof(struct udphdr);
 	u32 plen = pkt->payload_len;
 	struct sk_buff *skb;
 	u32 l4len;
@@ -396,7 +460,7 @@ static u32 softrc_skb_icrc(struct softrc_qp *qp, struct sk_buff *skb, u32 skip)
 
 /* Payload copied into the head: small packets, kernel memory, fallback. */
 static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
-				       struct dst_entry *dst,
+				       struct net_device *odev,
 				       const struct softrc_pkt *pkt,
 				       const struct softrc_buf *payload)
 {
@@ -404,7 +468,7 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
 	struct sk_buff *skb;
 	u8 *p;
 
-	skb = softrc_skb_hdrs(qp, net, dst, pkt, plen + pad + SOFTRC_ICRC_BYTES);
+	skb = softrc_skb_hdrs(qp, net, odev, pkt, plen + pad + SOFTRC_ICRC_BYTES);
 	if (!skb)
 		return NULL;
 	if (plen) {
@@ -429,7 +493,7 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
  * fragment of the QP's trailer page. NULL: use softrc_skb_copy.
  */
 static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
-					struct dst_entry *dst,
+					struct net_device *odev,
 					const struct softrc_pkt *pkt,
 					const struct softrc_buf *payload)
 {
@@ -442,7 +506,7 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
 
 	if (!skb_page_frag_refill(8, pf, GFP_ATOMIC))
 		return NULL;
-	skb = softrc_skb_hdrs(qp, net, dst, pkt, 0);
+	skb = softrc_skb_hdrs(qp, net, odev, pkt, 0);
 	if (!skb)
 		return NULL;
 	crc = softrc_skb_icrc(qp, skb, 0);
@@ -464,6 +528,23 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
 	return skb;
 }
 
+/* The packet @pkt of @qp with its payload, headroom for @odev's link. */
+static struct sk_buff *softrc_skb_build(struct softrc_qp *qp, struct net *net,
+					struct net_device *odev,
+					const struct softrc_pkt *pkt,
+					const struct softrc_buf *payload)
+{
+	struct sk_buff *skb = NULL;
+
+	if (pkt->payload_len >= SOFTRC_FRAG_MIN && softrc_glue_can_frag(qp, payload))
+		skb = softrc_skb_frags(qp, net, odev, pkt, payload);
+	if (!skb)
+		skb = softrc_skb_copy(qp, net, odev, pkt, payload);
+	if (!skb)
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_drop_alloc);
+	return skb;
+}
+
 /* Build and send one packet of @qp (engine xmit callback). */
 void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		     const struct softrc_buf *payload)
@@ -472,11 +553,17 @@ void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	struct softrc_net *snet = sdev->dp->snet;
 	struct net *net = dev_net(sdev->ndev);
 	struct socket *sock = qp->av.ipv6 ? snet->sock6 : snet->sock4;
-	struct sk_buff *skb = NULL;
+	struct sk_buff *skb;
 	struct dst_entry *dst;
 	int err;
 
 	lockdep_assert_held(&qp->lock);
+	if (softrc_to_self(qp)) {
+		skb = softrc_skb_build(qp, net, sdev->ndev, pkt, payload);
+		if (skb)
+			softrc_self_xmit(sdev, skb);
+		return;
+	}
 	if (!sock) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
 		return;
@@ -487,13 +574,9 @@ void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
 		return;
 	}
-	if (pkt->payload_len >= SOFTRC_FRAG_MIN && softrc_glue_can_frag(qp, payload))
-		skb = softrc_skb_frags(qp, net, dst, pkt, payload);
-	if (!skb)
-		skb = softrc_skb_copy(qp, net, dst, pkt, payload);
+	skb = softrc_skb_build(qp, net, dst->dev, pkt, payload);
 	if (!skb) {
 		dst_release(dst);
-		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_alloc);
 		return;
 	}
 	skb->ip_summed = CHECKSUM_NONE;
@@ -614,6 +697,8 @@ int softrc_net_dev_add(struct softrc_dev *sdev)
 	dp->sdev = sdev;
 	xa_init_flags(&dp->qp_xa, XA_FLAGS_ALLOC);
 	spin_lock_init(&dp->dead_lock);
+	skb_queue_head_init(&dp->self_q);
+	tasklet_setup(&dp->self_task, softrc_self_rcv);
 
 	mutex_lock(&softrc_net_mutex);
 	snet = softrc_net_get(dev_net(sdev->ndev));
@@ -641,6 +726,9 @@ void softrc_net_dev_del(struct softrc_dev *sdev)
 	softrc_net_put(dp->snet);
 	mutex_unlock(&softrc_net_mutex);
 	synchronize_rcu();
+	/* every QP is gone: nothing queues to self_q any more */
+	tasklet_kill(&dp->self_task);
+	skb_queue_purge(&dp->self_q);
 	WARN_ON(!xa_empty(&dp->qp_xa));
 	xa_destroy(&dp->qp_xa);
 	sdev->dp = NULL;

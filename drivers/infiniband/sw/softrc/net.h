@@ -35,6 +35,7 @@
 	X(tx_drop_alloc)	/* skb allocation failed */		\
 	X(tx_drop_xmit)		/* the IP stack refused the packet */	\
 	X(tx_mem_errors)	/* payload memory unreadable at TX */	\
+	X(tx_self)		/* to this device itself, not via IP */	\
 	X(rx_mem_errors)	/* payload memory unwritable at RX */
 
 #define SOFTRC__DEVCNT_ENUM(n) SOFTRC_DEVCNT_##n,
@@ -58,6 +59,8 @@ struct softrc_net;
  * @parse_rej:	receive drops per softrc_parse() reject reason
  * @dead:	engine counters of destroyed QPs, summed
  * @dead_lock:	protects @dead
+ * @self_q:	packets this device sent to itself, awaiting @self_task
+ * @self_task:	runs the receive path over @self_q (softirq)
  */
 struct softrc_dp {
 	struct softrc_dev *sdev;
@@ -69,6 +72,8 @@ struct softrc_dp {
 	atomic64_t parse_rej[SOFTRC_PARSE_NR];
 	u64 dead[SOFTRC_CORE_NR_COUNTERS];
 	spinlock_t dead_lock;	/* destroyed QPs' counters */
+	struct sk_buff_head self_q;
+	struct tasklet_struct self_task;
 };
 
 static inline void softrc_dev_count(struct softrc_dev *sdev,
