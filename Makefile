@@ -98,6 +98,7 @@ style:
 	$(CHECKPATCH) --ignore COMPLEX_MACRO,MACRO_ARG_REUSE,TRAILING_SEMICOLON -f $(XMACRO_FILES)
 
 sparse: $(KDIR)/Makefile
+	@mkdir -p build
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 CF="-D__CHECK_ENDIAN__" W=1 modules 2>&1 | \
 		tee build/sparse.log; \
 	! grep -E 'warning:|error:' build/sparse.log

@@ -241,11 +241,11 @@ static bool softrc_rx_skb(struct softrc_dev *sdev, struct sk_buff *skb)
 static int softrc_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct softrc_net *snet = rcu_dereference_sk_user_data(sk);
+	bool ipv6 = ip_hdr(skb)->version == 6;
 	struct softrc_dev *sdev = NULL;
 
 	if (snet)
-		sdev = softrc_rx_dev(snet, softrc_rx_netdev(skb,
-					ip_hdr(skb)->version == 6));
+		sdev = softrc_rx_dev(snet, softrc_rx_netdev(skb, ipv6));
 	if (sdev && softrc_rx_skb(sdev, skb))
 		consume_skb(skb);
 	else
