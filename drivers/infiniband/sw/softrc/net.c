@@ -290,8 +290,9 @@ static void softrc_self_rcv(struct tasklet_struct *t)
 static bool softrc_to_self(const struct softrc_qp *qp)
 {
 	if (qp->av.ipv6)
-		return ipv6_addr_equal(&qp->av.daddr.v6, &qp->av.saddr.v6);
-	return qp->av.daddr.v4 == qp->av.saddr.v4;
+		return !ipv6_addr_any(&qp->av.saddr.v6) &&
+		       ipv6_addr_equal(&qp->av.daddr.v6, &qp->av.saddr.v6);
+	return qp->av.saddr.v4 && qp->av.daddr.v4 == qp->av.saddr.v4;
 }
 
 /* @skb, IP header at skb->data, to the receive path of @sdev. */
