@@ -30,12 +30,13 @@ n=${BENCH_N:-1}
 for path in loop wire; do
 	topo_up $path || { echo "# $path: topology failed"; topo_down; continue; }
 	# bw columns: #bytes #iter peak avg[MB/s] rate[Mpps]; lat: ... t_typical(5)
-	b $path write_bw_64k 4 ib_write_bw -s 65536 -n $((200 * n))
-	b $path write_bw_4k 4 ib_write_bw -s 4096 -n $((1000 * n))
-	b $path read_bw_64k 4 ib_read_bw -s 65536 -n $((200 * n))
-	b $path read_bw_4k 4 ib_read_bw -s 4096 -n $((1000 * n))
-	b $path send_bw_64k 4 ib_send_bw -s 65536 -n $((200 * n))
-	b $path send_bw_4k 4 ib_send_bw -s 4096 -n $((1000 * n))
+	# at least ~50 MB per bandwidth run: shorter runs are mostly noise
+	b $path write_bw_64k 4 ib_write_bw -s 65536 -n $((800 * n))
+	b $path write_bw_4k 4 ib_write_bw -s 4096 -n $((4000 * n))
+	b $path read_bw_64k 4 ib_read_bw -s 65536 -n $((800 * n))
+	b $path read_bw_4k 4 ib_read_bw -s 4096 -n $((4000 * n))
+	b $path send_bw_64k 4 ib_send_bw -s 65536 -n $((800 * n))
+	b $path send_bw_4k 4 ib_send_bw -s 4096 -n $((4000 * n))
 	b $path msg_rate_64B_q8 5 ib_write_bw -s 64 -q 8 -n $((500 * n))
 	b $path atomic_rate 5 ib_atomic_bw -n $((1000 * n))
 	b $path write_lat 5 ib_write_lat -s 8 -n $((500 * n))
