@@ -413,10 +413,13 @@ TEST(comp_local_at_head_completes_at_once)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, 0));
-	EXPECT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
-	ASSERT_EQ(1, t.ncqe);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_REG_MR, 0, SIG));
+	EXPECT_EQ(3, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(2, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_LOCAL_INV, t.cqe[0].opcode);
 	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_WC_REG_MR, t.cqe[1].opcode);
+	EXPECT_EQ(0x102, t.cqe[1].wr_id);
 	EXPECT_EQ(0, t.ntx);
 	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
 	EXPECT_TRUE(softrc_core_idle(&t.qp));

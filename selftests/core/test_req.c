@@ -325,6 +325,7 @@ TEST(req_post_checks)
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, 10, 0, 0));	/* LSO */
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_LOCAL_INV, 10, 0));
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_BIND_MW, 1, 0));
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_REG_MR, 1, 0));
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_ATOMIC_FETCH_AND_ADD, 4, 0));
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_SEND, 0x80000001u, 0));
 	for (i = 0; i < 64; i++)

@@ -33,6 +33,8 @@ u8 softrc_wc_opcode_of(u8 wr_opcode)
 		return SOFTRC_WC_LOCAL_INV;
 	case SOFTRC_WR_BIND_MW:
 		return SOFTRC_WC_BIND_MW;
+	case SOFTRC_WR_REG_MR:
+		return SOFTRC_WC_REG_MR;
 	default:
 		return SOFTRC_WC_SEND;
 	}

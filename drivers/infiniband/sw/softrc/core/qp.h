@@ -81,6 +81,7 @@ enum softrc_wr_opcode {
 	SOFTRC_WR_LOCAL_INV		= 7,	/* local: no packet */
 	SOFTRC_WR_BIND_MW		= 8,	/* local: no packet */
 	SOFTRC_WR_SEND_WITH_INV		= 9,
+	SOFTRC_WR_REG_MR		= 0x20,	/* local: no packet */
 	SOFTRC_WR_NR
 };
 
@@ -110,6 +111,7 @@ enum softrc_wc_opcode {
 	SOFTRC_WC_FETCH_ADD		= 4,
 	SOFTRC_WC_BIND_MW		= 5,
 	SOFTRC_WC_LOCAL_INV		= 6,
+	SOFTRC_WC_REG_MR		= 8,
 	SOFTRC_WC_RECV			= 128,
 	SOFTRC_WC_RECV_RDMA_WITH_IMM	= 129,
 };
@@ -172,7 +174,7 @@ enum softrc_wqe_state {
  * @npkts:	PSNs the message uses (READ: one per response packet)
  * @resp_pkts:	READ/ATOMIC: response packets received so far
  * @state:	enum softrc_wqe_state
- * @status:	local WQE (LOCAL_INV, BIND_MW): the completion status
+ * @status:	local WQE (LOCAL_INV, BIND_MW, REG_MR): the completion status
  *		ops->local returned once it ran (DONE from then on)
  *
  * A local WQE takes no PSN and no SSN (the responder never sees it): it
@@ -295,7 +297,8 @@ enum softrc_timer_id {
  *		return the original value.
  * @atomic_result: store an ATOMIC's original value into send slot @slot.
  * @invalidate:	invalidate @rkey (SEND_WITH_INV); 0 = done.
- * @local:	execute the local WQE (LOCAL_INV, BIND_MW) of send slot @slot;
+ * @local:	execute the local WQE (LOCAL_INV, BIND_MW, REG_MR) of send slot
+ *		@slot;
  *		called when the requester reaches it in SQ order (after
  *		earlier READ/ATOMICs completed if it is fenced); returns its
  *		completion status (enum softrc_wc_status). A failure completes
@@ -401,7 +404,7 @@ struct softrc_core_storage {
 	X(drop_malformed)	/* parser reject handed to rx_invalid */ \
 	X(credit_stalls)	/* a receive-consuming WQE waited for credit */ \
 	X(credit_probes)	/* limited-WQE single-packet probes */ \
-	X(local_ops)		/* LOCAL_INV / BIND_MW executed */	\
+	X(local_ops)		/* LOCAL_INV / BIND_MW / REG_MR run */	\
 	X(local_errors)		/* ... of which failed */
 
 #define SOFTRC__CNT_FIELD(n) u64 n;
@@ -630,7 +633,8 @@ static inline bool softrc_wr_is_atomic(u8 opcode)
 /* Executed by the requester itself: no packet, no PSN, no SSN. */
 static inline bool softrc_wr_is_local(u8 opcode)
 {
-	return opcode == SOFTRC_WR_LOCAL_INV || opcode == SOFTRC_WR_BIND_MW;
+	return opcode == SOFTRC_WR_LOCAL_INV || opcode == SOFTRC_WR_BIND_MW ||
+	       opcode == SOFTRC_WR_REG_MR;
 }
 
 static inline bool softrc_wr_consumes_recv(u8 opcode)
