@@ -59,6 +59,11 @@ static int softrc_glue_lkey_io(struct softrc_qp *qp, u32 lkey, u64 va,
 	mr = softrc_mr_get(qp->sdev, lkey);
 	if (!mr)
 		return -EINVAL;
+	/* a fast-register MR is usable only while registered */
+	if (mr->is_fast && READ_ONCE(mr->state) != SOFTRC_MR_VALID) {
+		softrc_mr_put(mr);
+		return -EINVAL;
+	}
 	if (skb)
 		err = softrc_mr_copy_skb(mr, va, skb, skb_off, len);
 	else
@@ -329,8 +334,9 @@ static int softrc_glue_invalidate(void *ctx, u32 rkey)
 }
 
 /*
- * A local WQE reached in SQ order: LOCAL_INV (an error is a local QP
- * operation error, as rxe) or BIND_MW (a memory window bind error).
+ * A local WQE reached in SQ order: LOCAL_INV or IB_WR_REG_MR (an error is
+ * a local QP operation error, as rxe) or BIND_MW (a memory window bind
+ * error).
  */
 static u8 softrc_glue_local(void *ctx, u32 slot)
 {
@@ -348,6 +354,11 @@ static u8 softrc_glue_local(void *ctx, u32 slot)
 		if (softrc_mw_bind(qp->sdev, qp->ibqp.pd, qp->uid,
 				   &sh->local.bind))
 			return IB_WC_MW_BIND_ERR;
+		return IB_WC_SUCCESS;
+	case IB_WR_REG_MR:
+		if (softrc_mr_fast_reg(to_smr(sh->local.reg.mr), qp->ibqp.pd,
+				       sh->local.reg.key, sh->local.reg.access))
+			return IB_WC_LOC_QP_OP_ERR;
 		return IB_WC_SUCCESS;
 	default:
 		return IB_WC_LOC_QP_OP_ERR;

@@ -68,6 +68,26 @@ struct softrc_mr *softrc_mr_get(struct softrc_dev *sdev, u32 key)
 	return mr;
 }
 
+/**
+ * softrc_mr_fast_index() - does @key's index name a fast-register MR?
+ * @sdev:	the device
+ * @key:	an lkey (its key byte may change with a REG_MR not yet run)
+ *
+ * Context: any; never sleeps.
+ */
+bool softrc_mr_fast_index(struct softrc_dev *sdev, u32 key)
+{
+	struct softrc_key_obj *k;
+	bool fast = false;
+
+	rcu_read_lock();
+	k = xa_load(&sdev->mr_xa, key >> 8);
+	if (k && k->kind == SOFTRC_KEY_MR)
+		fast = container_of(k, struct softrc_mr, kobj)->is_fast;
+	rcu_read_unlock();
+	return fast;
+}
+
 void softrc_mr_put(struct softrc_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
@@ -118,6 +138,39 @@ static void softrc_mr_locate(const struct softrc_mr *mr, u64 va,
 	*off = pos & ~PAGE_MASK;
 }
 
+/*
+ * Kernel address of @va in a fast-register MR (bounds checked) and the
+ * bytes from there to the end of its page.
+ */
+static void *softrc_mr_fast_addr(const struct softrc_mr *mr, u64 va, u32 *room)
+{
+	u64 mask = (1ull << mr->fshift) - 1;
+	u64 pos = (va - mr->iova) + (mr->iova & mask);
+
+	*room = (u32)min_t(u64, mask + 1 - (pos & mask), U32_MAX);
+	return (void *)(uintptr_t)(mr->fmap[pos >> mr->fshift] + (pos & mask));
+}
+
+/* Copy through a fast-register MR, page by page. */
+static void softrc_mr_fast_copy(struct softrc_mr *mr, u64 va, void *buf,
+				u32 len, enum softrc_copy_dir dir)
+{
+	u32 room, chunk;
+	void *addr;
+
+	while (len) {
+		addr = softrc_mr_fast_addr(mr, va, &room);
+		chunk = min(len, room);
+		if (dir == SOFTRC_TO_MR)
+			memcpy(addr, buf, chunk);
+		else
+			memcpy(buf, addr, chunk);
+		buf += chunk;
+		va += chunk;
+		len -= chunk;
+	}
+}
+
 static void softrc_copy(void *mem, void *buf, u32 len, enum softrc_copy_dir dir)
 {
 	if (dir == SOFTRC_TO_MR)
@@ -147,6 +200,10 @@ int softrc_mr_copy(struct softrc_mr *mr, u64 va, void *buf, u32 len,
 		return -EINVAL;
 	if (mr->is_dma) {
 		softrc_copy((void *)(uintptr_t)va, buf, len, dir);
+		return 0;
+	}
+	if (mr->is_fast) {
+		softrc_mr_fast_copy(mr, va, buf, len, dir);
 		return 0;
 	}
 	softrc_mr_locate(mr, va, &idx, &off);
@@ -186,6 +243,17 @@ int softrc_mr_copy_skb(struct softrc_mr *mr, u64 va, struct sk_buff *skb,
 	if (mr->is_dma)
 		return skb_copy_bits(skb, skb_off, (void *)(uintptr_t)va, len) ?
 		       -EFAULT : 0;
+	while (mr->is_fast && len) {
+		addr = softrc_mr_fast_addr(mr, va, &chunk);
+		chunk = min(len, chunk);
+		if (skb_copy_bits(skb, skb_off, addr, chunk))
+			return -EFAULT;
+		skb_off += chunk;
+		va += chunk;
+		len -= chunk;
+	}
+	if (mr->is_fast)
+		return 0;
 	softrc_mr_locate(mr, va, &idx, &off);
 	while (len) {
 		chunk = min_t(u32, len, PAGE_SIZE - off);
@@ -217,15 +285,20 @@ int softrc_mr_page(struct softrc_mr *mr, u64 va, struct page **page,
 {
 	unsigned long idx;
 	u64 rest;
-	u32 off;
+	u32 off, room;
+	void *addr;
 
-	if (mr->is_dma) {
-		void *addr = (void *)(uintptr_t)va;
-
+	if (mr->is_dma || mr->is_fast) {
+		if (mr->is_fast && !softrc_mr_in_bounds(mr, va, 1))
+			return -EINVAL;
+		addr = mr->is_fast ? softrc_mr_fast_addr(mr, va, &room) :
+				     (void *)(uintptr_t)va;
 		*page = is_vmalloc_addr(addr) ? vmalloc_to_page(addr) :
 						virt_to_page(addr);
 		*page_off = offset_in_page(addr);
 		*len = PAGE_SIZE - *page_off;
+		if (mr->is_fast)
+			*len = min_t(u64, *len, mr->length - (va - mr->iova));
 		return 0;
 	}
 	if (!softrc_mr_in_bounds(mr, va, 1))
@@ -262,9 +335,10 @@ int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 
 	if ((va & 7) || !softrc_mr_in_bounds(mr, va, 8))
 		return -EINVAL;
-	if (mr->is_dma) {
+	if (mr->is_dma || mr->is_fast) {
 		addr = NULL;
-		word = (atomic64_t *)(uintptr_t)va;
+		word = mr->is_fast ? softrc_mr_fast_addr(mr, va, &off) :
+				     (atomic64_t *)(uintptr_t)va;
 	} else {
 		softrc_mr_locate(mr, va, &idx, &off);
 		addr = kmap_local_page(mr->pages[idx]);
@@ -415,7 +489,99 @@ int softrc_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kvfree(mr->fmap);
 	kfree_rcu(mr, rcu);
+	return 0;
+}
+
+/**
+ * softrc_alloc_mr() - a fast-register MR for kernel ULPs
+ * @ibpd:	the PD
+ * @type:	only IB_MR_TYPE_MEM_REG
+ * @max_num_sg:	pages it may map (<= SOFTRC_MAX_FAST_REG_PAGES)
+ *
+ * It stays free (no access through its keys) until an IB_WR_REG_MR
+ * registers what softrc_map_mr_sg() mapped.
+ */
+struct ib_mr *softrc_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			      u32 max_num_sg)
+{
+	struct softrc_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SOFTRC_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = softrc_mr_alloc(ibpd, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->is_fast = true;
+	mr->state = SOFTRC_MR_INVALID;
+	mr->fmax = max_num_sg;
+	mr->fmap = kvcalloc(max_num_sg, sizeof(*mr->fmap), GFP_KERNEL);
+	err = mr->fmap ? softrc_mr_publish(mr) : -ENOMEM;
+	if (err) {
+		kvfree(mr->fmap);
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static int softrc_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct softrc_mr *mr = to_smr(ibmr);
+
+	if (mr->fn == mr->fmax)
+		return -ENOMEM;
+	mr->fmap[mr->fn++] = addr;
+	return 0;
+}
+
+/* Map the pages of @sg for the next IB_WR_REG_MR (the MR must be free). */
+int softrc_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		     unsigned int *sg_offset)
+{
+	struct softrc_mr *mr = to_smr(ibmr);
+
+	mr->fn = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
+			      softrc_mr_set_page);
+}
+
+/**
+ * softrc_mr_fast_reg() - execute an IB_WR_REG_MR (in SQ order)
+ * @mr:		a free fast-register MR of @pd
+ * @pd:		the posting QP's PD
+ * @key:	the new key; its key byte (7..0) replaces the MR's
+ * @access:	IB_ACCESS_* rights
+ *
+ * Registers the range map_mr_sg set (ibmr.iova, ibmr.length, page size).
+ * Context: under the QP lock; never sleeps.
+ * Return: 0, or -EINVAL (not a free fast-register MR of @pd, bad rights).
+ */
+int softrc_mr_fast_reg(struct softrc_mr *mr, struct ib_pd *pd, u32 key,
+		       int access)
+{
+	u32 shift = ilog2(mr->ibmr.page_size);
+
+	if (!mr->is_fast || mr->pd != pd ||
+	    READ_ONCE(mr->state) != SOFTRC_MR_INVALID ||
+	    (access & ~SOFTRC_MR_ACCESS) || !mr->fn ||
+	    shift < 12 || shift > 30 ||
+	    ((mr->ibmr.iova & ((1ull << shift) - 1)) + mr->ibmr.length) >
+	    ((u64)mr->fn << shift))
+		return -EINVAL;
+	mr->access = access;
+	mr->iova = mr->ibmr.iova;
+	mr->length = mr->ibmr.length;
+	mr->fshift = shift;
+	mr->key = (mr->key & ~0xffu) | (key & 0xff);
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	/* release: the range and key are visible before the MR is valid */
+	smp_store_release(&mr->state, SOFTRC_MR_VALID);
 	return 0;
 }
 
@@ -574,9 +740,9 @@ static int softrc_mw_invalidate(struct softrc_mw *mw, struct ib_pd *pd,
  * @rkey:	the key
  * @remote:	SEND_WITH_INV (the MW must be bound through @qp_uid)
  *
- * Only a type 2 MW or a fast-register MR may be invalidated (IBTA 10.6.7);
- * softrc has no fast-register MRs, so an MR key always fails, as does a
- * type 1 MW, an unbound MW or a stale key.
+ * Only a type 2 MW or a registered fast-register MR may be invalidated
+ * (IBTA 10.6.7); an ordinary MR, a type 1 MW, an unbound MW or a stale
+ * key fail.
  *
  * Context: any; never sleeps.
  * Return: 0, or -EINVAL.
@@ -587,11 +753,24 @@ int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd,
 	struct softrc_mw *mw;
 	int err = -EINVAL;
 
+	struct softrc_mr *mr;
+
 	rcu_read_lock();
 	mw = softrc_mw_find(sdev, rkey);
 	if (mw)
 		err = softrc_mw_invalidate(mw, pd, qp_uid, rkey, remote);
 	rcu_read_unlock();
+	if (mw)
+		return err;
+	mr = softrc_mr_get(sdev, rkey);
+	if (!mr)
+		return -EINVAL;
+	/* a registered fast-register MR of the QP's PD becomes free */
+	if (mr->is_fast && mr->pd == pd &&
+	    cmpxchg(&mr->state, SOFTRC_MR_VALID, SOFTRC_MR_INVALID) ==
+	    SOFTRC_MR_VALID)
+		err = 0;
+	softrc_mr_put(mr);
 	return err;
 }
 

@@ -62,6 +62,13 @@ enum softrc_mr_state {
  * @done:	completed when @ref drops to zero (dereg waits for it)
  * @rcu:	the MR is freed after a grace period (lockless lookups)
  * @kobj:	its entry in the key xarray (kind SOFTRC_KEY_MR)
+ * @is_fast:	a fast-register MR (alloc_mr): free (SOFTRC_MR_INVALID)
+ *		until an IB_WR_REG_MR registers the pages map_mr_sg set
+ * @fmap:	fast-register MR: @fmax page addresses (kernel virtual: the
+ *		device uses virtual DMA), @fn of them set by map_mr_sg
+ * @fmax:	capacity of @fmap
+ * @fn:		pages mapped
+ * @fshift:	log2 of the page size of @fmap
  * @bind_lock:	protects @num_mw and @dereg
  * @num_mw:	MWs bound to this MR
  * @dereg:	dereg_mr has begun: no new binds
@@ -69,6 +76,11 @@ enum softrc_mr_state {
 struct softrc_mr {
 	struct ib_mr ibmr;
 	struct softrc_key_obj kobj;
+	bool is_fast;
+	u64 *fmap;
+	u32 fmax;
+	u32 fn;
+	u32 fshift;
 	spinlock_t bind_lock;	/* @num_mw, @dereg */
 	unsigned int num_mw;
 	bool dereg;
@@ -177,6 +189,7 @@ enum softrc_copy_dir { SOFTRC_TO_MR, SOFTRC_FROM_MR };
 
 struct softrc_mr *softrc_mr_get(struct softrc_dev *sdev, u32 key);
 void softrc_mr_put(struct softrc_mr *mr);
+bool softrc_mr_fast_index(struct softrc_dev *sdev, u32 key);
 int softrc_mr_check(struct softrc_mr *mr, struct ib_pd *pd, u32 key, u64 va,
 		    u64 len, int access);
 int softrc_mr_copy(struct softrc_mr *mr, u64 va, void *buf, u32 len,
@@ -201,6 +214,12 @@ struct ib_mr *softrc_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *softrc_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				 u64 iova, int access, struct ib_udata *udata);
 int softrc_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int softrc_mr_fast_reg(struct softrc_mr *mr, struct ib_pd *pd, u32 key,
+		       int access);
+struct ib_mr *softrc_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			      u32 max_num_sg);
+int softrc_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		     unsigned int *sg_offset);
 int softrc_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int softrc_dealloc_mw(struct ib_mw *ibmw);
 

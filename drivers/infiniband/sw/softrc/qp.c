@@ -190,6 +190,9 @@ static int softrc_qp_lkey_ok(struct softrc_qp *qp, u32 lkey, u64 addr,
 		return 0;	/* kernel virtual address (virt DMA) */
 	if (!len)
 		return 0;
+	/* a fast-register MR may be registered by an earlier WR not yet run */
+	if (!qp->is_user && softrc_mr_fast_index(qp->sdev, lkey))
+		return 0;
 	mr = softrc_mr_get(qp->sdev, lkey);
 	if (!mr)
 		return -EINVAL;
@@ -353,6 +356,7 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  * @flags:	IB_SEND_*
  * @inv_rkey:	LOCAL_INV: R_Key to invalidate
  * @bind:	BIND_MW: the request (user QPs only)
+ * @reg:	IB_WR_REG_MR: MR, key and access (kernel QPs only)
  */
 struct softrc_swr {
 	struct softrc_send_wr wr;
@@ -363,6 +367,11 @@ struct softrc_swr {
 	u32 flags;
 	u32 inv_rkey;
 	struct softrc_mw_bind bind;
+	struct {
+		struct ib_mr *mr;
+		u32 key;
+		int access;
+	} reg;
 };
 
 static bool softrc_wr_opcode_ok(u32 opcode)
@@ -377,6 +386,7 @@ static bool softrc_wr_opcode_ok(u32 opcode)
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_LOCAL_INV:
 	case IB_WR_BIND_MW:
+	case IB_WR_REG_MR:
 	case IB_WR_SEND_WITH_INV:
 		return true;
 	default:
@@ -400,6 +410,8 @@ static u8 softrc_wc_opcode(u32 wr_opcode)
 		return IB_WC_LOCAL_INV;
 	case IB_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
 	}
@@ -423,9 +435,10 @@ static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s)
 
 	if (!softrc_wr_opcode_ok(op))
 		return IB_WC_LOC_QP_OP_ERR;
-	if (op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW) {
-		/* local: no data; kernel ULPs have no BIND_MW in 6.1 */
-		if (op == IB_WR_BIND_MW && !qp->is_user)
+	if (op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW || op == IB_WR_REG_MR) {
+		/* local: no data; BIND_MW from users, REG_MR from ULPs only */
+		if ((op == IB_WR_BIND_MW && !qp->is_user) ||
+		    (op == IB_WR_REG_MR && (qp->is_user || !s->reg.mr)))
 			return IB_WC_LOC_QP_OP_ERR;
 		s->num_sge = 0;
 		s->wr.length = 0;
@@ -500,6 +513,11 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 		sh->local.inv_rkey = s->inv_rkey;
 	else if (s->opcode == IB_WR_BIND_MW)
 		sh->local.bind = s->bind;
+	if (s->opcode == IB_WR_REG_MR) {
+		sh->local.reg.mr = s->reg.mr;
+		sh->local.reg.key = s->reg.key;
+		sh->local.reg.access = s->reg.access;
+	}
 	sh->length = s->wr.length;
 	sh->flags = softrc_swr_signaled(qp, s) ? SOFTRC_SQS_SIGNALED : 0;
 	if (s->flags & IB_SEND_INLINE) {
@@ -559,6 +577,11 @@ static void softrc_swr_from_ib(struct softrc_swr *s, const struct ib_send_wr *wr
 		s->wr.inv_rkey = wr->ex.invalidate_rkey;
 	if (wr->opcode == IB_WR_LOCAL_INV)
 		s->inv_rkey = wr->ex.invalidate_rkey;
+	if (wr->opcode == IB_WR_REG_MR) {
+		s->reg.mr = reg_wr(wr)->mr;
+		s->reg.key = reg_wr(wr)->key;
+		s->reg.access = reg_wr(wr)->access;
+	}
 }
 
 /* Kernel inline data: gather the SGEs (kernel virtual addresses). */

@@ -67,7 +67,8 @@ struct softrc_path {
  * @opcode:	IB_WR_* opcode
  * @num_sge:	SGE count (not inline)
  * @length:	total bytes
- * @local:	a local WQE's request: LOCAL_INV's R_Key or a BIND_MW,
+ * @local:	a local WQE's request: LOCAL_INV's R_Key, a BIND_MW or an
+ *		IB_WR_REG_MR (the ULP keeps the MR alive until it completes),
  *		executed by softrc_glue_local() in SQ order
  */
 struct softrc_sq_shadow {
@@ -78,6 +79,11 @@ struct softrc_sq_shadow {
 	union {
 		u32 inv_rkey;
 		struct softrc_mw_bind bind;
+		struct {
+			struct ib_mr *mr;
+			u32 key;
+			int access;
+		} reg;
 	} local;
 };
 

@@ -26,6 +26,7 @@ enum softrc_limits {
 	SOFTRC_MAX_CQE		= 0x8000 - 1,
 	SOFTRC_MAX_MR		= 0x40000,
 	SOFTRC_MAX_MW		= 0x10000,	/* share the MR key space */
+	SOFTRC_MAX_FAST_REG_PAGES = 512,
 	SOFTRC_MAX_PD		= 0x10000,
 	SOFTRC_MAX_AH		= 0x10000,
 	SOFTRC_MAX_SRQ		= 0x4000,

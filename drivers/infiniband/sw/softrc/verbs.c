@@ -47,7 +47,8 @@ static int softrc_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_CURR_QP_STATE_MOD |
 				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SOFTRC_MAX_SGE;
 	attr->max_recv_sge = SOFTRC_MAX_SGE;
@@ -56,6 +57,7 @@ static int softrc_query_device(struct ib_device *ibdev,
 	attr->max_cqe = SOFTRC_MAX_CQE;
 	attr->max_mr = SOFTRC_MAX_MR;
 	attr->max_mw = SOFTRC_MAX_MW;
+	attr->max_fast_reg_page_list_len = SOFTRC_MAX_FAST_REG_PAGES;
 	attr->max_pd = SOFTRC_MAX_PD;
 	attr->max_qp_rd_atom = SOFTRC_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SOFTRC_MAX_RD_ATOMIC;
@@ -161,6 +163,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.uverbs_abi_ver = SOFTRC_UVERBS_ABI_VERSION,
 
 	.alloc_hw_port_stats = softrc_alloc_hw_port_stats,
+	.alloc_mr = softrc_alloc_mr,
 	.alloc_mw = softrc_alloc_mw,
 	.alloc_pd = softrc_alloc_pd,
 	.alloc_ucontext = softrc_alloc_ucontext,
@@ -187,6 +190,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.get_dma_mr = softrc_get_dma_mr,
 	.get_link_layer = softrc_get_link_layer,
 	.get_port_immutable = softrc_get_port_immutable,
+	.map_mr_sg = softrc_map_mr_sg,
 	.mmap = softrc_mmap,
 	.mmap_free = softrc_mmap_free,
 	.modify_srq = softrc_modify_srq,
