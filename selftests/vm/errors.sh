@@ -17,6 +17,9 @@
 #     IBV_WC_REM_INV_REQ_ERR, LOCAL_INV in post order after a 4 MiB WRITE,
 #     LOCAL_INV of an ordinary MR -> IBV_WC_LOC_QP_OP_ERR, dereg of an MR
 #     with a window bound fails
+#   selftests/verbs/kmod/softrc_frwr_test.ko (loop): kernel ULP fast
+#     registration (alloc_mr, map_mr_sg, IB_WR_REG_MR), SEND_WITH_INV and
+#     LOCAL_INV of the FRMR, their errors
 # Each case runs on both topologies. SOFTRC_DRIVER=softrc|rxe.
 #
 # Topologies (selftests/verbs/topo.sh):
@@ -32,6 +35,19 @@ cleanup() {
 	driver_unload
 }
 trap cleanup EXIT
+
+# frwr_suite NAME: load the FRWR test module against DEV_A; it runs at
+# load (failing the load if a check failed) and logs its cases
+frwr_suite() {
+	local ko=$VERBS_DIR/kmod/softrc_frwr_test.ko rc n0
+	n0=$(dmesg | wc -l)
+	insmod "$ko" dev="$DEV_A" gid="$GID_A"
+	rc=$?
+	dmesg | tail -n +$((n0 + 1)) | grep 'softrc_frwr_test: ' |
+		sed 's/^.*softrc_frwr_test: /#   /'
+	rmmod softrc_frwr_test 2>/dev/null
+	if [ "$rc" = 0 ]; then ok "$1"; else not_ok "$1"; fi
+}
 
 # mw_suite NAME: selftests/verbs/mw on DEV_A; its cases become diagnostics
 mw_suite() {
@@ -64,6 +80,8 @@ for topo in wire loop; do
 	check "$topo: post_send in RESET and INIT fails" \
 		$RUN_A "$RC_VERIFY" -e state -d "$DEV_A" -g "$GID_A"
 	mw_suite "$topo: memory windows, SEND_WITH_INV / LOCAL_INV rules and order"
+	[ $topo = loop ] && [ "$SOFTRC_DRIVER" = softrc ] &&
+		frwr_suite "$topo: kernel fast registration (alloc_mr, map_mr_sg, IB_WR_REG_MR) and its invalidation"
 	if [ $topo = wire ]; then
 		netem_set loss 100%
 		rc_pair "$topo: wire cut (netem loss 100%) -> IBV_WC_RETRY_EXC_ERR after ~retry_cnt x timeout" \
