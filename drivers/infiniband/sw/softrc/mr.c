@@ -931,7 +931,8 @@ int softrc_dealloc_mw(struct ib_mw *ibmw)
 	xa_erase(&sdev->mr_xa, mw->key >> 8);
 	spin_lock_bh(&mw->lock);
 	old = softrc_mw_unbind(mw);
-	mw->state = SOFTRC_MW_FREE;
+	/* a bind that found the MW before the erase must not rebind it */
+	mw->state = SOFTRC_MW_DEAD;
 	spin_unlock_bh(&mw->lock);
 	if (old)
 		softrc_mr_put(old);

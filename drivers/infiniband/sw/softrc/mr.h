@@ -109,6 +109,7 @@ static inline struct softrc_mr *to_smr(struct ib_mr *ibmr)
 enum softrc_mw_state {
 	SOFTRC_MW_FREE,		/* type 2: unbound (allocated or invalidated) */
 	SOFTRC_MW_VALID,	/* type 1 always; type 2 once bound */
+	SOFTRC_MW_DEAD,		/* dealloc_mw has begun: never bound again */
 };
 
 /**
