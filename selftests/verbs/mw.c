@@ -32,30 +32,15 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
+#include "ktap.h"
+
 #define BUF_SIZE	(8u << 20)
 #define BIG		(BUF_SIZE / 2)	/* a whole MR */
 
-static int ntests, nfailed;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static union ibv_gid gid;
 static int gid_idx;
-
-static bool ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntests++;
-	printf("%sok %d ", cond ? "" : "not ", ntests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!cond)
-		nfailed++;
-	return cond;
-}
 
 /* One side of a pair: QP, CQ, a buffer with two MRs on it. */
 struct side {
@@ -594,6 +579,5 @@ int main(int argc, char **argv)
 	ok(!ibv_dealloc_pd(pd), "pd: nothing left on it");
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
-	printf("1..%d\n", ntests);
-	return nfailed ? 1 : 0;
+	return ktap_done();
 }

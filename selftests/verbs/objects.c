@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
+
+#include "ktap.h"
 #include <rdma/rdma_user_rxe.h>
 
 /* librxe's private AH (providers/rxe/rxe.h, rdma-core 44) */
@@ -31,26 +33,6 @@ struct rxe_ah_mirror {
 	struct rxe_av av;
 	int ah_num;
 };
-
-static int ntests, nfailed;
-
-static bool ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntests++;
-	printf("%sok %d ", cond ? "" : "not ", ntests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	if (!cond) {
-		nfailed++;
-		printf(" # errno %d (%s)", errno, strerror(errno));
-	}
-	printf("\n");
-	fflush(stdout);
-	return cond;
-}
 
 static struct ibv_context *ctx;
 static struct ibv_device_attr dattr;
@@ -503,6 +485,5 @@ int main(int argc, char **argv)
 			sections[i].fn();
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);
-	printf("1..%d\n", ntests);
-	return nfailed ? 1 : 0;
+	return ktap_done();
 }
