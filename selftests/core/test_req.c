@@ -423,4 +423,62 @@ TEST(req_go_back_skips_local)
 	EXPECT_EQ(2, t.qp.cnt.retransmits);
 }
 
+/*
+ * SQ drain (SQD): the message already started is sent to its end and
+ * retried, nothing new starts (not even a local WQE), the SQ reads as
+ * drained once the started WQE has completed, and leaving the drain
+ * sends what waited.
+ */
+TEST(req_sq_drain_finishes_started_starts_nothing)
+{
+	struct softrc_pkt p;
+	struct ct t;
+	u64 d;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 3 * 1024,
+			     SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	EXPECT_FALSE(softrc_core_sq_drained(&t.qp));	/* not draining */
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 1));	/* WRITE FIRST */
+	softrc_core_sq_drain(&t.qp, true);
+	EXPECT_EQ(2, softrc_core_tx(&t.qp, 0, 100));	/* MIDDLE, LAST */
+	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_LAST, t.tx[2].opcode);
+	EXPECT_EQ(0, t.nlocal);
+	EXPECT_FALSE(softrc_core_sq_drained(&t.qp));
+	/* a lost packet is still retried while draining */
+	d = t.deadline[SOFTRC_TIMER_RETRY];
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	EXPECT_EQ(3, softrc_core_tx(&t.qp, d, 100));
+	EXPECT_EQ(1000, t.tx[3].psn);
+	EXPECT_EQ(3, t.qp.cnt.retransmits);
+	p = ct_ack(1002, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, d);
+	EXPECT_EQ(1, t.ncqe);
+	EXPECT_TRUE(softrc_core_sq_drained(&t.qp));
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, d, 100));
+	EXPECT_EQ(0, t.nlocal);
+	softrc_core_sq_drain(&t.qp, false);
+	EXPECT_FALSE(softrc_core_sq_drained(&t.qp));
+	/* the LOCAL_INV runs (one step), then the SEND */
+	EXPECT_EQ(2, softrc_core_tx(&t.qp, d, 100));
+	EXPECT_EQ(1, t.nlocal);
+	EXPECT_EQ(SOFTRC_OP_SEND_ONLY, t.tx[6].opcode);
+	EXPECT_EQ(1003, t.tx[6].psn);
+}
+
+/* Draining an empty SQ: drained at once. */
+TEST(req_sq_drain_empty)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	softrc_core_sq_drain(&t.qp, true);
+	EXPECT_TRUE(softrc_core_sq_drained(&t.qp));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	EXPECT_TRUE(softrc_core_sq_drained(&t.qp));	/* posted, not started */
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+}
+
 TEST_HARNESS_MAIN

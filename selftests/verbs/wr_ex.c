@@ -14,6 +14,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -514,6 +515,72 @@ static void test_abort(void)
 	   "abort: the aborted WRITE moved no data");
 }
 
+/* Wait up to @secs for an async event of @ctx; its type, or -1. */
+static int async_event(struct ibv_context *ctx, double secs)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int type;
+
+	if (poll(&pfd, 1, (int)(secs * 1000)) != 1 ||
+	    ibv_get_async_event(ctx, &ev))
+		return -1;
+	type = ev.event_type;
+	ibv_ack_async_event(&ev);
+	return type;
+}
+
+/*
+ * SQD: RTS -> SQD with en_sqd_async_notify while a 2 MiB WRITE is in
+ * flight: it still completes, a WRITE posted in SQD does not start, the
+ * SQ_DRAINED event arrives and query_qp says drained; SQD -> RTS sends
+ * the waiting WRITE.
+ */
+static void test_sqd(void)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD,
+				 .en_sqd_async_notify = 1 };
+	struct ibv_qp_init_attr ia;
+	const uint32_t len = 2u << 20;
+	int ev;
+
+	fill(A.buf + DATA_OFF, len, 7);
+	memset(B.buf + DATA_OFF, 0, len);
+	memset(B.buf + ATOM_OFF + 4096, 0x5c, 64);
+	ibv_wr_start(A.qpx);
+	A.qpx->wr_id = 400;
+	A.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(A.qpx, B.mr->rkey, addr_of(&B, DATA_OFF));
+	ibv_wr_set_sge(A.qpx, A.mr->lkey, addr_of(&A, DATA_OFF), len);
+	ok(ibv_wr_complete(A.qpx) == 0, "sqd: 2 MiB WRITE posted");
+	ok(ibv_modify_qp(A.qp, &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY) == 0,
+	   "sqd: modify RTS -> SQD with en_sqd_async_notify");
+	ibv_wr_start(A.qpx);
+	A.qpx->wr_id = 401;
+	ibv_wr_rdma_write(A.qpx, B.mr->rkey, addr_of(&B, ATOM_OFF + 4096));
+	ibv_wr_set_sge(A.qpx, A.mr->lkey, addr_of(&A, DATA_OFF), 64);
+	ok(ibv_wr_complete(A.qpx) == 0, "sqd: posting in SQD is allowed");
+	ev = async_event(A.ctx, 30);
+	ok(ev == IBV_EVENT_SQ_DRAINED, "sqd: IBV_EVENT_SQ_DRAINED (got %d)", ev);
+	if (expect_send_cqe("sqd: the WRITE in flight", 400, IBV_WC_RDMA_WRITE, len))
+		ok(!memcmp(B.buf + DATA_OFF, A.buf + DATA_OFF, len),
+		   "sqd: the WRITE in flight landed whole");
+	memset(&a, 0, sizeof(a));
+	ev = ibv_query_qp(A.qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE, &ia);
+	ok(ev == 0 && a.qp_state == IBV_QPS_SQD && a.sq_draining == 0,
+	   "sqd: query_qp: state SQD (%d), sq_draining 0 (%d)", a.qp_state,
+	   a.sq_draining);
+	ok(cq_quiet(A.cq, 0.3) && B.buf[ATOM_OFF + 4096] == 0x5c,
+	   "sqd: the WRITE posted in SQD did not start");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	ok(ibv_modify_qp(A.qp, &a, IBV_QP_STATE) == 0, "sqd: modify SQD -> RTS");
+	if (expect_send_cqe("sqd: the waiting WRITE after SQD -> RTS", 401,
+			    IBV_WC_RDMA_WRITE, 64))
+		ok(!memcmp(B.buf + ATOM_OFF + 4096, A.buf + DATA_OFF, 64),
+		   "sqd: the waiting WRITE landed");
+}
+
 /* Last: a bad rkey fails the WR and flushes the next one. */
 static void test_bad_rkey(void)
 {
@@ -570,6 +637,7 @@ int main(int argc, char **argv)
 	test_atomics();
 	test_batch();
 	test_abort();
+	test_sqd();
 	test_bad_rkey();
 	return ktap_done();
 }

@@ -119,6 +119,19 @@ static void softrc_qp_post_one(struct softrc_qp *qp,
  * completion handler posting to this QP from inside the drain) leaves its
  * entries to the holder, which looks again after unlocking.
  */
+/* The affiliated SQ-drained event (IBTA ch. 11), when the consumer asked. */
+static void softrc_qp_sqd_event(struct softrc_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_SQ_DRAINED,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
 void softrc_qp_drain_comps(struct softrc_qp *qp)
 {
 	u32 cons;
@@ -136,6 +149,9 @@ void softrc_qp_drain_comps(struct softrc_qp *qp)
 		spin_unlock_bh(&qp->comp_lock);
 		/* acquire: entries pushed while we held comp_lock */
 	} while (cons != smp_load_acquire(&qp->pwc_prod));
+	/* after the completions of the WQEs that drained */
+	if (test_and_clear_bit(0, &qp->sqd_event))
+		softrc_qp_sqd_event(qp);
 }
 
 static void softrc_qp_push_send_err(struct softrc_qp *qp, u64 wr_id,
@@ -710,9 +726,22 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 	}
 }
 
+/* SQD: once the SQ has drained, queue the event if it was asked for. */
+static void softrc_qp_check_drained(struct softrc_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->sqd_seen || !softrc_core_sq_drained(&qp->core))
+		return;
+	qp->sqd_seen = true;
+	if (qp->attr.en_sqd_async_notify)
+		set_bit(0, &qp->sqd_event);
+}
+
 /*
  * Pull the user SQ and let the engine transmit, up to the budget: in RTS
- * requests and responses; in RTR/SQD/SQE responses only (READ responses
+ * requests and responses; in SQD the same, with the engine draining (the
+ * WQEs already started finish, SQD_DRAINED follows); in RTR/SQE
+ * responses only (READ responses
  * are paced through here). The tasklet continues a full budget.
  */
 void softrc_qp_run_tx(struct softrc_qp *qp)
@@ -729,8 +758,12 @@ void softrc_qp_run_tx(struct softrc_qp *qp)
 	case IB_QPS_RTS:
 		n = softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
 		break;
-	case IB_QPS_RTR:
 	case IB_QPS_SQD:
+		/* the engine drains: started WQEs finish, none starts */
+		n = softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
+		softrc_qp_check_drained(qp);
+		break;
+	case IB_QPS_RTR:
 	case IB_QPS_SQE:
 		/* the requester is quiet, the responder still answers */
 		n = softrc_core_tx_resp(&qp->core, SOFTRC_TX_BUDGET);
@@ -978,7 +1011,13 @@ static void softrc_qp_transition(struct softrc_qp *qp, int mask,
 		break;
 	default:
 		softrc_qp_core_apply(qp, mask, new);
+		/* RTS -> SQD drains; SQD -> RTS resumes (IBTA ch. 10.3) */
+		if (new == IB_QPS_SQD && qp->state != IB_QPS_SQD)
+			qp->sqd_seen = false;
+		softrc_core_sq_drain(&qp->core, new == IB_QPS_SQD);
 		qp->state = new;
+		if (new == IB_QPS_SQD)
+			softrc_qp_check_drained(qp);
 		break;
 	}
 }
@@ -1041,7 +1080,8 @@ int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->ah_attr.grh.sgid_attr = NULL;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
-	attr->sq_draining = 0;
+	attr->sq_draining = qp->state == IB_QPS_SQD &&
+			    !softrc_core_sq_drained(&qp->core);
 	spin_unlock_bh(&qp->lock);
 	attr->cap.max_send_wr = qp->max_send_wr;
 	attr->cap.max_send_sge = qp->max_sge;

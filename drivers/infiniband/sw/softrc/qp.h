@@ -124,6 +124,8 @@ struct softrc_pwc {
  * @is_user:	rings shared with user space (rxe ABI)
  * @sig_all:	every send WR completes (IB_SIGNAL_ALL_WR)
  * @state:	IBTA state
+ * @sqd_seen:	SQD: the SQ drained and the event was queued (under @lock)
+ * @sqd_event:	an IB_EVENT_SQ_DRAINED to deliver after @lock is dropped
  * @attr:	attributes as last set, for query_qp
  * @av:		primary path
  * @sport:	UDP source port
@@ -170,6 +172,8 @@ struct softrc_qp {
 	bool is_user;
 	bool sig_all;
 	enum ib_qp_state state;
+	bool sqd_seen;
+	unsigned long sqd_event;
 	struct ib_qp_attr attr;
 	struct softrc_path av;
 	u16 sport;

@@ -325,6 +325,29 @@ bool softrc_core_tx_pending(const struct softrc_core_qp *qp)
  * Nothing left to do: every WQE completed, no timer armed, no response
  * waiting to be transmitted.
  */
+/*
+ * SQ drain (the SQD state, IBTA ch. 10.3): with @on, the
+ * requester starts no WQE that has not started yet (local ones
+ * included), but every message already started is sent to its end,
+ * retried and completed as usual. Off again (SQD -> RTS), the queued WQEs
+ * go out in order.
+ */
+void softrc_core_sq_drain(struct softrc_core_qp *qp, bool on)
+{
+	qp->req.drain = on;
+}
+
+/* Draining, and every started WQE has completed: the SQ is drained. */
+bool softrc_core_sq_drained(const struct softrc_core_qp *qp)
+{
+	const struct softrc_req *req = &qp->req;
+
+	return req->drain &&
+	       (req->head == req->tail ||
+		qp->st.sq[softrc_sq_slot(qp, req->head)].state ==
+		SOFTRC_WQE_POSTED);
+}
+
 bool softrc_core_idle(const struct softrc_core_qp *qp)
 {
 	return qp->req.head == qp->req.tail &&

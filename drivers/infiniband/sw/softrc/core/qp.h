@@ -32,6 +32,8 @@
  *   softrc_core_rx_flush()       end of an RX burst: send the coalesced ACK
  *   softrc_core_timer()          a timer armed through ops->timer expired
  *   softrc_core_set_error()      the glue moves the QP to ERROR
+ *   softrc_core_sq_drain()       SQD: start no new WQE, finish the others
+ *   softrc_core_sq_drained()     SQD: nothing started is outstanding
  *
  * What the glue must do:
  *  - call softrc_core_tx() after posting, after an RX burst and after a
@@ -41,8 +43,10 @@
  *    post, RX or timer; softrc_core_tx_pending() (true while responder
  *    packets are queued) tells the same for the responder without
  *    transmitting;
- *  - in states where the requester must not send (RTR, SQD) but the
+ *  - in states where the requester must not send (RTR, SQE) but the
  *    responder still answers, drive softrc_core_tx_resp() the same way;
+ *    in SQD the requester still finishes (and retries) what it started,
+ *    so drive softrc_core_tx() there, after softrc_core_sq_drain(true);
  *  - call softrc_core_rx_flush() at the end of every RX burst: AckReq'd
  *    requests are acknowledged there (coalesced), or earlier when another
  *    response must go out first;
@@ -468,6 +472,7 @@ extern const char *const softrc_resp_state_names[SOFTRC_RESP_NR];
  * @gbn_psn:	PSN of the last go-back-N not yet followed by progress
  * @gbn_active:	@gbn_psn is valid
  * @deadline:	armed deadline of each timer, 0 = disarmed
+ * @drain:	SQ drain (SQD): finish the WQEs already started, start none
  */
 struct softrc_req {
 	u8 state;
@@ -491,6 +496,7 @@ struct softrc_req {
 	u32 gbn_psn;
 	bool gbn_active;
 	u64 deadline[SOFTRC_TIMER_NR];
+	bool drain;
 };
 
 /**
@@ -573,6 +579,8 @@ void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
 		       u64 now);
 void softrc_core_set_error(struct softrc_core_qp *qp);
 bool softrc_core_idle(const struct softrc_core_qp *qp);
+void softrc_core_sq_drain(struct softrc_core_qp *qp, bool on);
+bool softrc_core_sq_drained(const struct softrc_core_qp *qp);
 bool softrc_core_tx_pending(const struct softrc_core_qp *qp);
 
 /* req.c */

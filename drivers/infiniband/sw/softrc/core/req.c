@@ -379,6 +379,8 @@ static bool softrc_req_step_ready(struct softrc_core_qp *qp, u64 now)
 		req->cur_off = 0;
 		return true;
 	}
+	if (w->state == SOFTRC_WQE_POSTED && req->drain)
+		return false;	/* SQD: nothing new starts */
 	if (w->state == SOFTRC_WQE_POSTED && softrc_wr_is_local(w->wr.opcode))
 		return softrc_req_local(qp, w);
 	if (w->state == SOFTRC_WQE_POSTED) {
