@@ -383,11 +383,7 @@ struct softrc_swr {
 	u32 flags;
 	u32 inv_rkey;
 	struct softrc_mw_bind bind;
-	struct {
-		struct ib_mr *mr;
-		u32 key;
-		int access;
-	} reg;
+	struct softrc_reg_req reg;
 };
 
 static bool softrc_wr_opcode_ok(u32 opcode)
@@ -529,11 +525,8 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 		sh->local.inv_rkey = s->inv_rkey;
 	else if (s->opcode == IB_WR_BIND_MW)
 		sh->local.bind = s->bind;
-	if (s->opcode == IB_WR_REG_MR) {
-		sh->local.reg.mr = s->reg.mr;
-		sh->local.reg.key = s->reg.key;
-		sh->local.reg.access = s->reg.access;
-	}
+	else if (s->opcode == IB_WR_REG_MR)
+		sh->local.reg = s->reg;
 	sh->length = s->wr.length;
 	sh->flags = softrc_swr_signaled(qp, s) ? SOFTRC_SQS_SIGNALED : 0;
 	if (s->flags & IB_SEND_INLINE) {

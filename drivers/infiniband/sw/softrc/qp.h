@@ -55,6 +55,18 @@ struct softrc_path {
 	u32 flow_label;
 };
 
+/**
+ * struct softrc_reg_req - an IB_WR_REG_MR request (kernel QPs only)
+ * @mr:		the fast-register MR (the ULP keeps it alive until completion)
+ * @key:	the key it is to carry
+ * @access:	IB_ACCESS_* it is to grant
+ */
+struct softrc_reg_req {
+	struct ib_mr *mr;
+	u32 key;
+	int access;
+};
+
 /* flags of a send shadow slot */
 #define SOFTRC_SQS_SIGNALED	BIT(0)
 #define SOFTRC_SQS_INLINE	BIT(1)
@@ -79,11 +91,7 @@ struct softrc_sq_shadow {
 	union {
 		u32 inv_rkey;
 		struct softrc_mw_bind bind;
-		struct {
-			struct ib_mr *mr;
-			u32 key;
-			int access;
-		} reg;
+		struct softrc_reg_req reg;
 	} local;
 };
 
