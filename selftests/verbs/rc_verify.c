@@ -1426,6 +1426,20 @@ static void client_traffic(void)
 	result(!bad, "peer memory (sent over the socket) equals the shadow: writes and atomics landed");
 }
 
+/* Tell the server we are done; take (and drop) its report and memory. */
+static void client_done(int fd)
+{
+	uint8_t *mem = zalloc(TARGET_SIZE);
+	struct report rep;
+	char b = 'D';
+
+	put(fd, &b, 1);
+	get(fd, &rep, sizeof(rep));
+	get(fd, mem, TARGET_SIZE);
+	put(fd, &b, 1);
+	free(mem);
+}
+
 /* --- error modes ------------------------------------------------------------ */
 static void post_simple(struct cli *cl, uint64_t id, enum ibv_wr_opcode opc,
 			uint64_t raddr, uint32_t rkey, uint32_t len)
@@ -1551,16 +1565,7 @@ static void client_error(void)
 		       "retry exceeded after %.3f s (retry_cnt %d x %.3f s timeout)",
 		       dt, o.retry, unit);
 	}
-	b = 'D';
-	put(fd, &b, 1);
-	{
-		struct report rep;
-		uint8_t *mem = zalloc(TARGET_SIZE);
-
-		get(fd, &rep, sizeof(rep));
-		get(fd, mem, TARGET_SIZE);
-		put(fd, &b, 1);
-	}
+	client_done(fd);
 }
 
 /* destroy the QP with WRs in flight, then everything else */
@@ -1583,16 +1588,7 @@ static void client_destroy(void)
 	result(!ibv_dereg_mr(cl.lmr) && !ibv_dealloc_pd(c.pd) &&
 	       !ibv_destroy_comp_channel(c.ch) && !ibv_close_device(c.ctx),
 	       "deregister the MR, free the PD, close the device");
-	b = 'D';
-	put(fd, &b, 1);
-	{
-		struct report rep;
-		uint8_t *mem = zalloc(TARGET_SIZE);
-
-		get(fd, &rep, sizeof(rep));
-		get(fd, mem, TARGET_SIZE);
-		put(fd, &b, 1);
-	}
+	client_done(fd);
 }
 
 static void state_mode(void)
