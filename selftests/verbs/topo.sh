@@ -150,6 +150,12 @@ topo_down() {
 	wait_until 10 bash -c '[ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]'
 }
 
+# The EXIT trap of a suite: topology down, driver unloaded
+topo_cleanup() {
+	topo_down
+	driver_unload
+}
+
 # datapath_gate SUITE: softrc only. When a pingpong probe fails AND the
 # module cannot even create a QP, the data path is not there yet: print a
 # single SKIP and exit the suite. Any other failure is left to the tests.

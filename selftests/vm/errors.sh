@@ -30,11 +30,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 . "$REPO/selftests/verbs/topo.sh"
 
-cleanup() {
-	topo_down
-	driver_unload
-}
-trap cleanup EXIT
+trap topo_cleanup EXIT
 
 # frwr_suite NAME: load the FRWR test module against DEV_A; it runs at
 # load (failing the load if a check failed) and logs its cases

@@ -13,11 +13,7 @@ set -u
 . "$REPO/selftests/verbs/topo.sh"
 SOFTRC_DRIVER=softrc
 
-cleanup() {
-	topo_down
-	softrc_unload
-}
-trap cleanup EXIT
+trap topo_cleanup EXIT
 
 ktap_header icrc
 

@@ -16,8 +16,7 @@ set -u
 
 cleanup() {
 	netem_clear
-	topo_down
-	driver_unload
+	topo_cleanup
 }
 trap cleanup EXIT
 

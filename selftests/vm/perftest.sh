@@ -15,11 +15,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 . "$REPO/selftests/verbs/topo.sh"
 
-cleanup() {
-	topo_down
-	driver_unload
-}
-trap cleanup EXIT
+trap topo_cleanup EXIT
 
 ktap_header "perftest ($SOFTRC_DRIVER)"
 datapath_gate "perftest ($SOFTRC_DRIVER)"

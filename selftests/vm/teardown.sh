@@ -19,8 +19,7 @@ set -u
 
 cleanup() {
 	kill_traffic
-	topo_down
-	driver_unload
+	topo_cleanup
 }
 trap cleanup EXIT
 

@@ -16,11 +16,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 . "$REPO/selftests/verbs/topo.sh"
 
-cleanup() {
-	topo_down
-	driver_unload
-}
-trap cleanup EXIT
+trap topo_cleanup EXIT
 
 ktap_header "traffic ($SOFTRC_DRIVER)"
 [ -x "$RC_VERIFY" ] || { echo "1..0 # SKIP $RC_VERIFY not built"; exit 0; }

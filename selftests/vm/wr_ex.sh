@@ -10,11 +10,7 @@ set -u
 . "$REPO/selftests/verbs/topo.sh"
 WR_EX=$VERBS_DIR/wr_ex
 
-cleanup() {
-	topo_down
-	driver_unload
-}
-trap cleanup EXIT
+trap topo_cleanup EXIT
 
 ktap_header "wr_ex ($SOFTRC_DRIVER)"
 [ -x "$WR_EX" ] || { echo "1..0 # SKIP $WR_EX not built"; exit 0; }

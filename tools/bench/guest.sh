@@ -11,7 +11,7 @@ set -u
 . "$(dirname "$0")/../../selftests/vm/lib.sh"
 . "$REPO/selftests/verbs/topo.sh"
 dmesg -n 1
-trap 'topo_down; driver_unload' EXIT
+trap topo_cleanup EXIT
 
 # b PATH METRIC COLUMN TOOL ARGS...: one perftest pair, one number
 b() {
