@@ -45,6 +45,8 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
+#include "rc_conn.h"
+
 #define MAGIC		0x52435646u	/* "RCVF" */
 #define SQ_DEPTH	128
 #define RQ_DEPTH	128
@@ -512,36 +514,25 @@ static int modify_init(struct ibv_qp *qp)
 
 static void connect_qp(const struct qpinfo *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = (enum ibv_mtu)o.mtu,
-		.dest_qp_num = peer->qpn, .rq_psn = peer->psn,
-		.max_dest_rd_atomic = 16, .min_rnr_timer = (uint8_t)o.rnr_timer,
-		.ah_attr = { .is_global = 1, .port_num = 1, .sl = 0,
-			     .grh = { .hop_limit = 64,
-				      .sgid_index = (uint8_t)o.gid_idx } },
+	uint8_t rd = c.dattr.max_qp_rd_atom < 16 ?
+		     (uint8_t)c.dattr.max_qp_rd_atom : 16;
+	struct rc_conn rc = {
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.mtu = (enum ibv_mtu)o.mtu, .dqpn = peer->qpn,
+		.sgid_index = (uint8_t)o.gid_idx,
+		.rq_psn = peer->psn, .sq_psn = c.psn, .rd_atomic = rd,
+		.min_rnr_timer = (uint8_t)o.rnr_timer,
+		.timeout = (uint8_t)o.timeout, .retry_cnt = (uint8_t)o.retry,
+		.rnr_retry = (uint8_t)o.rnr_retry,
 	};
+	int st;
 
-	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-	if (c.dattr.max_qp_rd_atom < 16)
-		a.max_dest_rd_atomic = (uint8_t)c.dattr.max_qp_rd_atom;
-	if (modify_init(c.qp))
-		bail("modify QP to INIT: %s", strerror(errno));
-	if (ibv_modify_qp(c.qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		bail("modify QP to RTR: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = c.psn;
-	a.timeout = (uint8_t)o.timeout;
-	a.retry_cnt = (uint8_t)o.retry;
-	a.rnr_retry = (uint8_t)o.rnr_retry;
-	a.max_rd_atomic = c.dattr.max_qp_rd_atom < 16 ?
-			  (uint8_t)c.dattr.max_qp_rd_atom : 16;
-	if (ibv_modify_qp(c.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		bail("modify QP to RTS: %s", strerror(errno));
+	memcpy(rc.dgid.raw, peer->gid, 16);
+	st = rc_qp_to_rts(c.qp, &rc);
+	if (st)
+		bail("modify QP to %s: %s", st == IBV_QPS_INIT ? "INIT" :
+		     st == IBV_QPS_RTR ? "RTR" : "RTS", strerror(errno));
 }
 
 static struct ibv_mr *reg(void *buf, size_t len, int access)

@@ -26,6 +26,7 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "rc_conn.h"
 
 #define BUF_BYTES	(4u << 20)
 #define DATA_OFF	0		/* bulk data: [0, 2 MiB) */
@@ -202,43 +203,18 @@ static int open_side(struct side *s, const char *dev, int gid_index)
 
 static int connect_qp(struct side *s, const struct side *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+	struct rc_conn c = {
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.mtu = IBV_MTU_1024, .dqpn = peer->qp->qp_num,
+		.dgid = peer->gid, .sgid_index = s->gid_index,
+		/* PSNs wrap during the run */
+		.rq_psn = 0xfffff0, .sq_psn = 0xfffff0,
+		.rd_atomic = 4, .min_rnr_timer = 12, .timeout = 18,
+		.retry_cnt = 7, .rnr_retry = 7,
 	};
 
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 0xfffff0;	/* PSNs wrap during the run */
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = s->gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 18;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0xfffff0;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_qp_to_rts(s->qp, &c) ? -1 : 0;
 }
 
 static void post_recv(struct side *s, uint64_t wr_id, uint64_t off,
