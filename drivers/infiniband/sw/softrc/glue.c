@@ -72,6 +72,57 @@ static int softrc_glue_lkey_io(struct softrc_qp *qp, u32 lkey, u64 va,
 	return err;
 }
 
+/**
+ * struct softrc_sge_cursor - a walk over @len bytes of an SGE list
+ * @sge:	the list
+ * @nsge:	its length
+ * @i:		current SGE
+ * @off:	byte offset in it
+ * @len:	bytes still to visit; non-zero after the walk means the list
+ *		was too short
+ */
+struct softrc_sge_cursor {
+	const struct ib_sge *sge;
+	u32 nsge;
+	u32 i;
+	u64 off;
+	u32 len;
+};
+
+/* Start a walk at byte @off of the list, for @len bytes. */
+static void softrc_sge_seek(struct softrc_sge_cursor *c,
+			    const struct ib_sge *sge, u32 nsge, u64 off,
+			    u32 len)
+{
+	c->sge = sge;
+	c->nsge = nsge;
+	c->len = len;
+	for (c->i = 0; c->i < nsge && off >= sge[c->i].length; c->i++)
+		off -= sge[c->i].length;
+	c->off = off;
+}
+
+/* The next non-empty piece (@lkey, @va, @n); false when the walk is over. */
+static bool softrc_sge_next(struct softrc_sge_cursor *c, u32 *lkey, u64 *va,
+			    u32 *n)
+{
+	const struct ib_sge *s;
+
+	for (; c->len && c->i < c->nsge; c->i++, c->off = 0) {
+		s = &c->sge[c->i];
+		*n = min_t(u64, c->len, s->length - c->off);
+		if (!*n)
+			continue;
+		*lkey = s->lkey;
+		*va = s->addr + c->off;
+		c->len -= *n;
+		c->i++;
+		c->off = 0;
+		return true;
+	}
+	return false;
+}
+
 /*
  * Walk an SGE list from byte @off for @len bytes, moving each piece
  * between the SGE's memory and @buf (or the skb at @skb_off).
@@ -80,25 +131,22 @@ static int softrc_glue_sge_io(struct softrc_qp *qp, const struct ib_sge *sge,
 			      u32 nsge, u64 off, u8 *buf, struct sk_buff *skb,
 			      int skb_off, u32 len, enum softrc_copy_dir dir)
 {
-	u32 i, n;
+	struct softrc_sge_cursor c;
+	u32 lkey, n;
+	u64 va;
 	int err;
 
-	for (i = 0; i < nsge && off >= sge[i].length; i++)
-		off -= sge[i].length;
-	for (; len && i < nsge; i++, off = 0) {
-		n = min_t(u64, len, sge[i].length - off);
-		if (!n)
-			continue;
-		err = softrc_glue_lkey_io(qp, sge[i].lkey, sge[i].addr + off,
-					  buf, skb, skb_off, n, dir);
+	softrc_sge_seek(&c, sge, nsge, off, len);
+	while (softrc_sge_next(&c, &lkey, &va, &n)) {
+		err = softrc_glue_lkey_io(qp, lkey, va, buf, skb, skb_off, n,
+					  dir);
 		if (err)
 			return err;
 		if (buf)
 			buf += n;
 		skb_off += n;
-		len -= n;
 	}
-	return len ? -EINVAL : 0;
+	return c.len ? -EINVAL : 0;
 }
 
 /*
@@ -205,29 +253,22 @@ static int softrc_glue_frag_range(struct softrc_qp *qp, u32 key, bool remote,
 int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 		      struct sk_buff *skb, u32 *crc)
 {
-	const struct ib_sge *sge;
-	u32 i, n, nsge, len = pl->len;
-	u64 off = pl->addr;
+	struct softrc_sge_cursor c;
+	u32 lkey, n;
+	u64 va;
 	int err;
 
 	if (pl->kind == SOFTRC_BUF_MR)
-		return softrc_glue_frag_range(qp, pl->rkey, true, pl->addr, len,
-					      skb, crc);
-	sge = softrc_qp_sq_sge(qp, pl->slot);
-	nsge = qp->sqs[pl->slot].num_sge;
-	for (i = 0; i < nsge && off >= sge[i].length; i++)
-		off -= sge[i].length;
-	for (; len && i < nsge; i++, off = 0) {
-		n = min_t(u64, len, sge[i].length - off);
-		if (!n)
-			continue;
-		err = softrc_glue_frag_range(qp, sge[i].lkey, false,
-					     sge[i].addr + off, n, skb, crc);
+		return softrc_glue_frag_range(qp, pl->rkey, true, pl->addr,
+					      pl->len, skb, crc);
+	softrc_sge_seek(&c, softrc_qp_sq_sge(qp, pl->slot),
+			qp->sqs[pl->slot].num_sge, pl->addr, pl->len);
+	while (softrc_sge_next(&c, &lkey, &va, &n)) {
+		err = softrc_glue_frag_range(qp, lkey, false, va, n, skb, crc);
 		if (err)
 			return err;
-		len -= n;
 	}
-	return len ? -EINVAL : 0;
+	return c.len ? -EINVAL : 0;
 }
 
 /* ---- the callbacks ------------------------------------------------- */
