@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The payload CRC implementation of the ICRC (crc.c): the icrc_impl
-# module parameter, the choice at load, and traffic with each
-# implementation forced (a wrong ICRC would drop every data packet and
-# the pingpong would time out; rx_bad_icrc must stay 0). Interop with
+# The payload loops of crc.c: the CRC of the ICRC (icrc_impl) and the
+# receive copy (copy_impl): the module parameters, the choice at load,
+# and traffic with each implementation forced (a wrong ICRC would drop
+# every data packet and the pingpong would time out; rx_bad_icrc must
+# stay 0; rc_verify checks every byte the copy placed). Interop with
 # rxe (interop.sh) cross-checks the ICRC against another implementation.
 #
 # Topology (selftests/verbs/topo.sh): wire, two netns joined by a veth.
@@ -51,6 +52,33 @@ for impl in crypto table; do
 			test "$(bad_icrc "$DEV_A")/$(bad_icrc "$DEV_B")" = 0/0
 	else
 		not_ok "$impl: topology up"
+	fi
+	topo_down
+	softrc_unload
+done
+
+# the receive copy (copy_impl): every byte checked by rc_verify
+cparam() { cat /sys/module/softrc/parameters/copy_impl; }
+check_fails "copy_impl=bogus refuses to load" insmod "$SOFTRC_KO" copy_impl=bogus
+check "copy auto: loads" insmod "$SOFTRC_KO"
+check "copy auto: reads back memcpy or words" bash -c '[[ "$(cat /sys/module/softrc/parameters/copy_impl)" =~ ^(memcpy|words)$ ]]'
+check "copy auto: both timed and the choice logged" bash -c \
+	'dmesg | grep -q "softrc: copy: memcpy [0-9]* ns, words [0-9]* ns per 4 KiB" &&
+	 dmesg | grep -q "softrc: icrc: payload CRC by .*; copy by \(memcpy\|words\)"'
+softrc_unload
+for impl in memcpy words; do
+	if ! check "copy $impl: loads" insmod "$SOFTRC_KO" copy_impl=$impl; then
+		continue
+	fi
+	check "copy $impl: reads back $impl" bash -c "[ \"\$(cat /sys/module/softrc/parameters/copy_impl)\" = $impl ]"
+	if topo_up wire; then
+		# odd sizes and offsets: the word copy's tails are exercised
+		rc_pair "copy $impl: rc_verify 100 ops up to 64 KiB, every byte checked" \
+			-n 100 -S 21 -M 65536
+		pp_pair "copy $impl: ibv_rc_pingpong 4097 B, mtu 1024, checked" \
+			ibv_rc_pingpong -m 1024 -s 4097 -n 20 -c
+	else
+		not_ok "copy $impl: topology up"
 	fi
 	topo_down
 	softrc_unload

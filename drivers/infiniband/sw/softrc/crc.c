@@ -1,25 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The CRC-32 register update for ICRC payload bytes, from the faster of
- * two implementations on this machine.
+ * The two loops every payload byte goes through, each from the faster of
+ * two implementations on this machine:
  *
- * Both compute the same reflected CRC-32 register update, without pre or
- * post inversion (the ICRC's inversions are the core's, core/icrc.c):
- *  - crypto: the crypto API's "crc32" shash, crc32-pclmul on x86 CPUs
- *    with PCLMULQDQ, several GB/s on hardware;
- *  - table: lib/crc32's crc32_le(), slice-by-8 tables.
+ *  - the CRC-32 register update of the ICRC (softrc_net_crc), without pre
+ *    or post inversion (the ICRC's inversions are the core's,
+ *    core/icrc.c):
+ *     - crypto: the crypto API's "crc32" shash, crc32-pclmul on x86 CPUs
+ *       with PCLMULQDQ, several GB/s on hardware;
+ *     - table: lib/crc32's crc32_le(), slice-by-8 tables;
+ *  - the copy of received payload into memory (softrc_net_copy):
+ *     - memcpy: the kernel's, on x86 `rep movsb` where the CPU has ERMS;
+ *     - words: eight bytes per load and store, no string instruction.
+ *
  * Which one wins depends on the machine, not just the CPU flags: an
  * emulator such as QEMU's TCG implements the carry-less multiply bit by
- * bit, and there the table version is about twice as fast. So, as
- * lib/raid6 and crypto/xor do for their algorithms, softrc_crc_init()
- * times both on a 4 KiB buffer at load, checks that they agree, and keeps
- * the faster. The module parameter icrc_impl=crypto|table forces one
- * (a bad value fails the load); after load it reads back the one in use,
- * which is also logged.
+ * bit and `rep movsb` a byte per iteration, and there the table CRC is
+ * about twice as fast and the word copy several times. So, as lib/raid6
+ * and crypto/xor do for their algorithms, softrc_crc_init() times both
+ * of each pair on a 4 KiB buffer at load, checks that they agree, and
+ * keeps the faster. The module parameters icrc_impl=crypto|table and
+ * copy_impl=memcpy|words force one (a bad value fails the load); after
+ * load they read back the one in use, which is also logged.
  *
  * Context: softrc_crc_init/exit at module load/unload (process context);
- * softrc_net_crc in any context (softirq RX, TX under a QP lock), never
- * sleeps.
+ * softrc_net_crc and softrc_net_copy in any context (softirq RX, TX
+ * under a QP lock), never sleep.
  */
 #include <crypto/hash.h>
 #include <linux/crc32.h>
@@ -27,45 +33,61 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <asm/unaligned.h>
 
 #include "net.h"
 
-enum softrc_crc_impl { SOFTRC_CRC_AUTO, SOFTRC_CRC_CRYPTO, SOFTRC_CRC_TABLE };
-
-static const char * const softrc_crc_names[] = {
-	[SOFTRC_CRC_AUTO] = "auto",
-	[SOFTRC_CRC_CRYPTO] = "crypto",
-	[SOFTRC_CRC_TABLE] = "table",
+/**
+ * struct softrc_impl - a module parameter naming one of two implementations
+ * @names:	"auto" and the two names; index 1 is the default-off one
+ * @val:	0 (auto) before load, then the index in use
+ */
+struct softrc_impl {
+	const char * const names[3];
+	int val;
 };
 
 /* set at load only (0444), then what softrc_crc_init() chose */
-static enum softrc_crc_impl softrc_crc_impl;
+static struct softrc_impl softrc_crc_impl = {
+	.names = { "auto", "crypto", "table" },
+};
 
-static int softrc_crc_param_set(const char *val, const struct kernel_param *kp)
+static struct softrc_impl softrc_copy_impl = {
+	.names = { "auto", "memcpy", "words" },
+};
+
+static int softrc_impl_set(const char *val, const struct kernel_param *kp)
 {
-	int i = sysfs_match_string(softrc_crc_names, val);
+	struct softrc_impl *impl = kp->arg;
+	int i = __sysfs_match_string(impl->names, ARRAY_SIZE(impl->names), val);
 
 	if (i < 0)
 		return i;
-	softrc_crc_impl = i;
+	impl->val = i;
 	return 0;
 }
 
-static int softrc_crc_param_get(char *buf, const struct kernel_param *kp)
+static int softrc_impl_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%s\n", softrc_crc_names[softrc_crc_impl]);
+	const struct softrc_impl *impl = kp->arg;
+
+	return sysfs_emit(buf, "%s\n", impl->names[impl->val]);
 }
 
-static const struct kernel_param_ops softrc_crc_param_ops = {
-	.set = softrc_crc_param_set,
-	.get = softrc_crc_param_get,
+static const struct kernel_param_ops softrc_impl_ops = {
+	.set = softrc_impl_set,
+	.get = softrc_impl_get,
 };
-module_param_cb(icrc_impl, &softrc_crc_param_ops, NULL, 0444);
+module_param_cb(icrc_impl, &softrc_impl_ops, &softrc_crc_impl, 0444);
 MODULE_PARM_DESC(icrc_impl,
 		 "ICRC payload CRC: auto (time both at load), crypto or table");
+module_param_cb(copy_impl, &softrc_impl_ops, &softrc_copy_impl, 0444);
+MODULE_PARM_DESC(copy_impl,
+		 "receive payload copy: auto (time both at load), memcpy or words");
 
 static struct crypto_shash *softrc_crc_tfm;
 static DEFINE_STATIC_KEY_FALSE(softrc_crc_table);
+static DEFINE_STATIC_KEY_FALSE(softrc_copy_words_on);
 
 static u32 softrc_crc_lib(u32 reg, const void *p, u32 len)
 {
@@ -90,40 +112,87 @@ u32 softrc_net_crc(u32 reg, const void *p, u32 len)
 	return softrc_crc_crypto(reg, p, len);
 }
 
-#define SOFTRC_CRC_BENCH_BYTES	4096
-#define SOFTRC_CRC_BENCH_ROUNDS	8
-
-/* Best time of a few rounds over @buf, and the register it ends with. */
-static u64 softrc_crc_time(u32 (*fn)(u32, const void *, u32), const u8 *buf,
-			   u32 *reg)
+/* Four words per round, then words, then bytes. */
+static void softrc_copy_words(void *to, const void *from, u32 len)
 {
+	const u8 *s = from;
+	u8 *d = to;
+
+	for (; len >= 32; len -= 32, d += 32, s += 32) {
+		u64 w0 = get_unaligned((const u64 *)s);
+		u64 w1 = get_unaligned((const u64 *)(s + 8));
+		u64 w2 = get_unaligned((const u64 *)(s + 16));
+		u64 w3 = get_unaligned((const u64 *)(s + 24));
+
+		put_unaligned(w0, (u64 *)d);
+		put_unaligned(w1, (u64 *)(d + 8));
+		put_unaligned(w2, (u64 *)(d + 16));
+		put_unaligned(w3, (u64 *)(d + 24));
+	}
+	for (; len >= 8; len -= 8, d += 8, s += 8)
+		put_unaligned(get_unaligned((const u64 *)s), (u64 *)d);
+	for (; len; len--)
+		*d++ = *s++;
+}
+
+void softrc_net_copy(void *to, const void *from, u32 len)
+{
+	if (static_branch_unlikely(&softrc_copy_words_on))
+		softrc_copy_words(to, from, len);
+	else
+		memcpy(to, from, len);
+}
+
+#define SOFTRC_BENCH_BYTES	4096
+#define SOFTRC_BENCH_ROUNDS	8
+
+enum softrc_bench_op {
+	SOFTRC_BENCH_CRC_CRYPTO,
+	SOFTRC_BENCH_CRC_TABLE,
+	SOFTRC_BENCH_COPY_MEMCPY,
+	SOFTRC_BENCH_COPY_WORDS,
+};
+
+/*
+ * Best time of a few rounds of @op over the first half of @buf (a copy
+ * goes to the second half), and in *@reg the CRC register it ends with.
+ */
+static u64 softrc_bench(enum softrc_bench_op op, u8 *buf, u32 *reg)
+{
+	u8 *to = buf + SOFTRC_BENCH_BYTES;
 	u64 best = U64_MAX, t;
 	int i;
 
-	for (i = 0; i < SOFTRC_CRC_BENCH_ROUNDS; i++) {
+	for (i = 0; i < SOFTRC_BENCH_ROUNDS; i++) {
 		t = ktime_get_ns();
-		*reg = fn(~0u, buf, SOFTRC_CRC_BENCH_BYTES);
+		switch (op) {
+		case SOFTRC_BENCH_CRC_CRYPTO:
+			*reg = softrc_crc_crypto(~0u, buf, SOFTRC_BENCH_BYTES);
+			break;
+		case SOFTRC_BENCH_CRC_TABLE:
+			*reg = softrc_crc_lib(~0u, buf, SOFTRC_BENCH_BYTES);
+			break;
+		case SOFTRC_BENCH_COPY_MEMCPY:
+			memcpy(to, buf, SOFTRC_BENCH_BYTES);
+			break;
+		case SOFTRC_BENCH_COPY_WORDS:
+			softrc_copy_words(to, buf, SOFTRC_BENCH_BYTES);
+			break;
+		}
 		t = ktime_get_ns() - t;
 		best = min(best, t);
 	}
 	return best;
 }
 
-/* Time both implementations; true if the table one should be used. */
-static bool softrc_crc_pick_table(void)
+/* Time both CRCs on @buf; true if the table one should be used. */
+static bool softrc_crc_pick_table(u8 *buf)
 {
-	u32 r_crypto, r_table, i;
+	u32 r_crypto, r_table;
 	u64 t_crypto, t_table;
-	u8 *buf;
 
-	buf = kmalloc(SOFTRC_CRC_BENCH_BYTES, GFP_KERNEL);
-	if (!buf)
-		return false;
-	for (i = 0; i < SOFTRC_CRC_BENCH_BYTES; i++)
-		buf[i] = i * 131 + 7;
-	t_crypto = softrc_crc_time(softrc_crc_crypto, buf, &r_crypto);
-	t_table = softrc_crc_time(softrc_crc_lib, buf, &r_table);
-	kfree(buf);
+	t_crypto = softrc_bench(SOFTRC_BENCH_CRC_CRYPTO, buf, &r_crypto);
+	t_table = softrc_bench(SOFTRC_BENCH_CRC_TABLE, buf, &r_table);
 	if (r_crypto != r_table) {
 		pr_warn("icrc: %s and crc32_le disagree; using crc32_le\n",
 			crypto_shash_driver_name(softrc_crc_tfm));
@@ -134,22 +203,55 @@ static bool softrc_crc_pick_table(void)
 	return t_table < t_crypto;
 }
 
+/* Time both copies on @buf; true if the word copy should be used. */
+static bool softrc_copy_pick_words(u8 *buf)
+{
+	u8 *to = buf + SOFTRC_BENCH_BYTES;
+	u64 t_memcpy, t_words;
+	u32 unused;
+
+	t_memcpy = softrc_bench(SOFTRC_BENCH_COPY_MEMCPY, buf, &unused);
+	memset(to, 0, SOFTRC_BENCH_BYTES);
+	t_words = softrc_bench(SOFTRC_BENCH_COPY_WORDS, buf, &unused);
+	if (memcmp(to, buf, SOFTRC_BENCH_BYTES)) {
+		pr_warn("copy: the word copy is wrong; using memcpy\n");
+		return false;
+	}
+	pr_info("copy: memcpy %llu ns, words %llu ns per 4 KiB\n",
+		t_memcpy, t_words);
+	return t_words < t_memcpy;
+}
+
+/* Resolve @impl's "auto" with @pick; true if index 2 is in use. */
+static bool softrc_impl_resolve(struct softrc_impl *impl, u8 *buf,
+				bool (*pick)(u8 *buf))
+{
+	if (!impl->val)
+		impl->val = buf && pick(buf) ? 2 : 1;
+	return impl->val == 2;
+}
+
 int softrc_crc_init(void)
 {
-	bool table;
+	u8 *buf;
+	u32 i;
 
 	softrc_crc_tfm = crypto_alloc_shash("crc32", 0, 0);
 	if (IS_ERR(softrc_crc_tfm))
 		return PTR_ERR(softrc_crc_tfm);
-	if (softrc_crc_impl == SOFTRC_CRC_AUTO)
-		table = softrc_crc_pick_table();
-	else
-		table = softrc_crc_impl == SOFTRC_CRC_TABLE;
-	if (table)
+	/* without the buffer, "auto" keeps the hardware-first choices */
+	buf = kmalloc(2 * SOFTRC_BENCH_BYTES, GFP_KERNEL);
+	for (i = 0; buf && i < SOFTRC_BENCH_BYTES; i++)
+		buf[i] = i * 131 + 7;
+	if (softrc_impl_resolve(&softrc_crc_impl, buf, softrc_crc_pick_table))
 		static_branch_enable(&softrc_crc_table);
-	softrc_crc_impl = table ? SOFTRC_CRC_TABLE : SOFTRC_CRC_CRYPTO;
-	pr_info("icrc: payload CRC by %s\n", table ? "crc32_le" :
-		crypto_shash_driver_name(softrc_crc_tfm));
+	if (softrc_impl_resolve(&softrc_copy_impl, buf, softrc_copy_pick_words))
+		static_branch_enable(&softrc_copy_words_on);
+	kfree(buf);
+	pr_info("icrc: payload CRC by %s; copy by %s\n",
+		softrc_crc_impl.val == 2 ? "crc32_le" :
+		crypto_shash_driver_name(softrc_crc_tfm),
+		softrc_copy_impl.names[softrc_copy_impl.val]);
 	return 0;
 }
 

@@ -49,7 +49,7 @@ static int softrc_glue_lkey_io(struct softrc_qp *qp, u32 lkey, u64 va,
 		void *p = (void *)(uintptr_t)va;
 
 		if (skb)
-			return skb_copy_bits(skb, skb_off, p, len);
+			return softrc_skb_copy_bits(skb, skb_off, p, len);
 		if (dir == SOFTRC_TO_MR)
 			memcpy(p, buf, len);
 		else

@@ -33,6 +33,7 @@
 
 #include "softrc.h"
 #include "mr.h"
+#include "net.h"
 
 /* Access flags an MR may carry: no on-demand paging, no zero-based. */
 #define SOFTRC_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
@@ -241,12 +242,12 @@ int softrc_mr_copy_skb(struct softrc_mr *mr, u64 va, struct sk_buff *skb,
 	if (!softrc_mr_in_bounds(mr, va, len))
 		return -EINVAL;
 	if (mr->is_dma)
-		return skb_copy_bits(skb, skb_off, (void *)(uintptr_t)va, len) ?
+		return softrc_skb_copy_bits(skb, skb_off, (void *)(uintptr_t)va, len) ?
 		       -EFAULT : 0;
 	while (mr->is_fast && len) {
 		addr = softrc_mr_fast_addr(mr, va, &chunk);
 		chunk = min(len, chunk);
-		if (skb_copy_bits(skb, skb_off, addr, chunk))
+		if (softrc_skb_copy_bits(skb, skb_off, addr, chunk))
 			return -EFAULT;
 		skb_off += chunk;
 		va += chunk;
@@ -258,7 +259,7 @@ int softrc_mr_copy_skb(struct softrc_mr *mr, u64 va, struct sk_buff *skb,
 	while (len) {
 		chunk = min_t(u32, len, PAGE_SIZE - off);
 		addr = kmap_local_page(mr->pages[idx]);
-		err = skb_copy_bits(skb, skb_off, addr + off, chunk);
+		err = softrc_skb_copy_bits(skb, skb_off, addr + off, chunk);
 		kunmap_local(addr);
 		if (err)
 			return -EFAULT;

@@ -97,15 +97,25 @@ static struct softrc_dev *softrc_rx_dev(struct softrc_net *snet,
 	return NULL;
 }
 
-/* Continue CRC @crc over @len bytes of @skb at @off (linear and frags). */
-static u32 softrc_skb_crc(const struct sk_buff *skb, int off, int len, u32 crc)
+/*
+ * Walk @len bytes of @skb at @off (linear part and frags): copy them to
+ * @to if it is set, else continue CRC @crc over them.
+ * Return: the CRC register; the bytes not reached stay in *@left.
+ */
+static u32 softrc_skb_walk(const struct sk_buff *skb, int off, int len,
+			   u32 crc, u8 *to, int *left)
 {
 	int hlen = skb_headlen(skb);
 	int i, n;
 
 	if (off < hlen) {
 		n = min(len, hlen - off);
-		crc = softrc_net_crc(crc, skb->data + off, n);
+		if (to) {
+			softrc_net_copy(to, skb->data + off, n);
+			to += n;
+		} else {
+			crc = softrc_net_crc(crc, skb->data + off, n);
+		}
 		off += n;
 		len -= n;
 	}
@@ -125,13 +135,47 @@ static u32 softrc_skb_crc(const struct sk_buff *skb, int off, int len, u32 crc)
 				      p_len, copied) {
 			u8 *va = kmap_local_page(p);
 
-			crc = softrc_net_crc(crc, va + p_off, p_len);
+			if (to) {
+				softrc_net_copy(to, va + p_off, p_len);
+				to += p_len;
+			} else {
+				crc = softrc_net_crc(crc, va + p_off, p_len);
+			}
 			kunmap_local(va);
 		}
 		len -= n;
 		off = 0;
 	}
+	*left = len;
 	return crc;
+}
+
+/* Continue CRC @crc over @len bytes of @skb at @off. */
+static u32 softrc_skb_crc(const struct sk_buff *skb, int off, int len, u32 crc)
+{
+	int left;
+
+	return softrc_skb_walk(skb, off, len, crc, NULL, &left);
+}
+
+/**
+ * softrc_skb_copy_bits() - copy @len bytes of @skb at @off to @to
+ * @skb:	the packet (linear part and page frags; no frag list)
+ * @off:	offset of the first byte
+ * @to:		kernel destination
+ * @len:	bytes
+ *
+ * skb_copy_bits() with the copy routine softrc_net_copy() chose at load.
+ * Return: 0, or -EFAULT if @skb is too short.
+ */
+int softrc_skb_copy_bits(const struct sk_buff *skb, int off, void *to, int len)
+{
+	int left;
+
+	if (off < 0 || len < 0 || off > (int)skb->len - len)
+		return -EFAULT;
+	softrc_skb_walk(skb, off, len, 0, to, &left);
+	return left ? -EFAULT : 0;
 }
 
 /* ICRC check of the packet whose UDP header is at skb->data. */

@@ -108,6 +108,8 @@ void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 int softrc_crc_init(void);
 void softrc_crc_exit(void);
 u32 softrc_net_crc(u32 reg, const void *p, u32 len);
+void softrc_net_copy(void *to, const void *from, u32 len);
+int softrc_skb_copy_bits(const struct sk_buff *skb, int off, void *to, int len);
 
 /* glue.c: payload into the skb */
 int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *payload,
