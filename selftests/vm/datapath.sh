@@ -172,5 +172,27 @@ check "rdma statistic: loopback packets went to self (tx_self > 0 on sl)" bash -
 	'rdma statistic show link sl/1 | grep -Eq "tx_self [1-9]"'
 check "rdma statistic: wire packets did not (tx_self 0 on sa)" bash -c \
 	'rdma statistic show link sa/1 | grep -Eq "tx_self 0( |$)"'
+# wire packets leave in GSO batches (net.c), unless tx_batch=0
+counter() {
+	rdma statistic show link "$1"/1 | tr ' ' '\n' | sed -n "/^$2\$/{n;p}"
+}
+check "rdma statistic: wire packets left in GSO batches (tx_batches > 0 on sa)" \
+	test "$(counter sa tx_batches)" -gt 0
+batches=$(counter sa tx_batches)
+echo 0 >/sys/module/softrc/parameters/tx_batch
+check "tx_batch=0: ib_write_bw wire 64 KiB, one skb per packet" run_pair "$B" "$A" 120 \
+	ib_write_bw -d sb -x "$GB" -s 65536 -n 100 -F -- \
+	ib_write_bw -d sa -x "$GA" -s 65536 -n 100 -F 10.0.1.2
+check "tx_batch=0: no batch sent (tx_batches still $batches)" \
+	test "$(counter sa tx_batches)" = "$batches"
+echo 1 >/sys/module/softrc/parameters/tx_batch
+check "tx_batch=1: rc_pingpong wire IPv6 GIDs 64 KiB, mtu 1024, batched" run_pair "$B" "$A" 60 \
+	ibv_rc_pingpong -d sb -g "$GB6" -m 1024 -s 65536 -n 20 -c -- \
+	ibv_rc_pingpong -d sa -g "$GA6" -m 1024 -s 65536 -n 20 -c 10.0.1.2
+check "tx_batch=1: batches again (tx_batches > $batches)" \
+	test "$(counter sa tx_batches)" -gt "$batches"
+check "rdma statistic: still no bad ICRC on either end" bash -c \
+	'rdma statistic show link sa/1 | grep -Eq "rx_bad_icrc 0" &&
+	 rdma statistic show link sb/1 | grep -Eq "rx_bad_icrc 0"'
 
 ktap_finish

@@ -418,8 +418,8 @@ static void softrc_push_udp(struct softrc_qp *qp, struct sk_buff *skb, u32 len)
 	uh->check = 0;
 }
 
-static void softrc_push_ip4(struct softrc_qp *qp, struct net *net,
-			    struct sk_buff *skb, u32 l4len)
+static void softrc_push_ip4(struct softrc_qp *qp, struct sk_buff *skb,
+			    u32 l4len)
 {
 	struct iphdr *iph = skb_push(skb, sizeof(*iph));
 
@@ -434,8 +434,11 @@ static void softrc_push_ip4(struct softrc_qp *qp, struct net *net,
 	iph->check = 0;
 	iph->saddr = qp->av.saddr.v4;
 	iph->daddr = qp->av.daddr.v4;
-	/* before the ICRC: the IPv4 ID is not masked by it */
-	__ip_select_ident(net, iph, 1);
+	/*
+	 * Before the ICRC: the IPv4 ID is not masked by it. Consecutive per
+	 * QP, as a connected socket's: a batch's segments get head's ID + i.
+	 */
+	iph->id = htons(qp->tx_ip_id++);
 	skb->protocol = htons(ETH_P_IP);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 }
@@ -486,7 +489,7 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp, struct net *net,
 	if (qp->av.ipv6)
 		softrc_push_ip6(qp, skb, l4len);
 	else
-		softrc_push_ip4(qp, net, skb, l4len);
+		softrc_push_ip4(qp, skb, l4len);
 	return skb;
 }
 
@@ -590,6 +593,110 @@ static struct sk_buff *softrc_skb_build(struct softrc_qp *qp, struct net *net,
 	return skb;
 }
 
+/*
+ * Transmit batches. Consecutive packets of a QP leave as one skb of GSO
+ * type UDP_L4 | FRAGLIST: the first packet is the head, each later one a
+ * complete packet of its own on the head's frag_list (its data at its UDP
+ * payload, its own IP and UDP headers in front). The IP output path, the
+ * neighbour and the device queue are crossed once per batch. The batch
+ * is cut back into its packets by skb_segment_list() at the first layer
+ * that cannot take it whole: a device without NETIF_F_GSO_FRAGLIST, at
+ * transmit, or, after a veth or `lo`, the receiving UDP socket, which
+ * does not accept GSO. Every packet keeps its own headers and ICRC,
+ * except for two fields inet_gso_segment() and __udp_gso_segment_list()
+ * rewrite: the IPv4 ID (the head's + i, hence the per-QP consecutive
+ * IDs) and the head's UDP length (8 + gso_size, so gso_size is the head
+ * packet's UDP payload). What the peer receives is packet for packet what
+ * an unbatched sender would have sent.
+ *
+ * The batch is sent when it is full and at the end of every engine call
+ * (softrc_qp_run_tx ends with softrc_net_flush), so none outlives the QP
+ * lock.
+ */
+#define SOFTRC_BATCH_SEGS	32
+#define SOFTRC_BATCH_BYTES	60000
+
+static bool softrc_batch_enable = true;
+module_param_named(tx_batch, softrc_batch_enable, bool, 0644);
+MODULE_PARM_DESC(tx_batch, "send a QP's consecutive packets as one GSO skb");
+
+static int softrc_ip_out(struct softrc_qp *qp, struct net *net,
+			 struct sk_buff *skb)
+{
+	struct softrc_net *snet = qp->sdev->dp->snet;
+
+	if (qp->av.ipv6)
+		return ip6_local_out(net, snet->sock6->sk, skb);
+	return ip_local_out(net, snet->sock4->sk, skb);
+}
+
+/**
+ * softrc_net_flush() - send @qp's open transmit batch, if any
+ * @qp:		the QP, lock held
+ */
+void softrc_net_flush(struct softrc_qp *qp)
+{
+	struct softrc_tx_batch *b = &qp->tx_batch;
+	struct sk_buff *skb = b->head;
+	u32 segs = b->segs;
+	int err;
+
+	lockdep_assert_held(&qp->lock);
+	if (!skb)
+		return;
+	b->head = NULL;
+	b->tail = NULL;
+	b->segs = 0;
+	if (segs > 1) {
+		/* the UDP length of the whole; segmentation restores the head's */
+		udp_hdr(skb)->len = htons(skb->len - skb_transport_offset(skb));
+		skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+		skb_shinfo(skb)->gso_size = b->mss;
+		skb_shinfo(skb)->gso_segs = segs;
+		/*
+		 * No UDP checksum (it is zero, as rxe sends); on output
+		 * UNNECESSARY means what NONE does, but lets a GSO skb pass
+		 * a device that takes it whole (netif_needs_gso()).
+		 */
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_batches);
+	}
+	err = softrc_ip_out(qp, dev_net(qp->sdev->ndev), skb);
+	if (unlikely(net_xmit_eval(err)))
+		atomic64_add(segs, &qp->sdev->dp->cnt[SOFTRC_DEVCNT_tx_drop_xmit]);
+}
+
+/* Add @skb (IP header at skb->data, route @dst) to @qp's batch. */
+static void softrc_batch_add(struct softrc_qp *qp, struct sk_buff *skb,
+			     struct dst_entry *dst)
+{
+	struct softrc_tx_batch *b = &qp->tx_batch;
+	u32 hdrs = skb_transport_offset(skb) + sizeof(struct udphdr);
+
+	if (b->head && (b->segs >= SOFTRC_BATCH_SEGS || !softrc_batch_enable ||
+			b->head->len + skb->len - hdrs > SOFTRC_BATCH_BYTES))
+		softrc_net_flush(qp);
+	if (!b->head) {
+		skb_dst_set(skb, dst);
+		b->head = skb;
+		b->mss = skb->len - hdrs;
+		b->segs = 1;
+		return;
+	}
+	dst_release(dst);
+	/* a frag_list member: data at its UDP payload, headers in front */
+	__skb_pull(skb, hdrs);
+	if (b->tail)
+		b->tail->next = skb;
+	else
+		skb_shinfo(b->head)->frag_list = skb;
+	b->tail = skb;
+	b->head->len += skb->len;
+	b->head->data_len += skb->len;
+	b->head->truesize += skb->truesize;
+	b->segs++;
+}
+
 /* Build and send one packet of @qp (engine xmit callback). */
 void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		     const struct softrc_buf *payload)
@@ -600,7 +707,6 @@ void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	struct socket *sock = qp->av.ipv6 ? snet->sock6 : snet->sock4;
 	struct sk_buff *skb;
 	struct dst_entry *dst;
-	int err;
 
 	lockdep_assert_held(&qp->lock);
 	if (softrc_to_self(qp)) {
@@ -622,17 +728,12 @@ void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	skb = softrc_skb_build(qp, net, dst->dev, pkt, payload);
 	if (!skb) {
 		dst_release(dst);
+		/* a gap in the IPv4 IDs: the batch so far leaves alone */
+		softrc_net_flush(qp);
 		return;
 	}
 	skb->ip_summed = CHECKSUM_NONE;
-	skb_dst_set(skb, dst);
-
-	if (qp->av.ipv6)
-		err = ip6_local_out(net, sock->sk, skb);
-	else
-		err = ip_local_out(net, sock->sk, skb);
-	if (unlikely(net_xmit_eval(err)))
-		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_xmit);
+	softrc_batch_add(qp, skb, dst);
 }
 
 /* ---- sockets and namespaces ------------------------------------------ */

@@ -36,6 +36,7 @@
 	X(tx_drop_xmit)		/* the IP stack refused the packet */	\
 	X(tx_mem_errors)	/* payload memory unreadable at TX */	\
 	X(tx_self)		/* to this device itself, not via IP */	\
+	X(tx_batches)		/* GSO batches of 2+ packets sent */	\
 	X(rx_mem_errors)	/* payload memory unwritable at RX */
 
 #define SOFTRC__DEVCNT_ENUM(n) SOFTRC_DEVCNT_##n,
@@ -103,6 +104,7 @@ int softrc_net_dev_add(struct softrc_dev *sdev);
 void softrc_net_dev_del(struct softrc_dev *sdev);
 void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		     const struct softrc_buf *payload);
+void softrc_net_flush(struct softrc_qp *qp);
 
 /* crc.c */
 int softrc_crc_init(void);

@@ -15,6 +15,7 @@
  * and validated there; nothing read back from a ring is trusted.
  */
 #include <linux/log2.h>
+#include <linux/random.h>
 #include <linux/vmalloc.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
@@ -737,35 +738,37 @@ static void softrc_qp_check_drained(struct softrc_qp *qp)
  * responses only (READ responses
  * are paced through here). The tasklet continues a full budget.
  */
-void softrc_qp_run_tx(struct softrc_qp *qp)
+static u32 softrc_qp_tx_engine(struct softrc_qp *qp)
 {
 	u32 n;
 
-	lockdep_assert_held(&qp->lock);
-	if (qp->dying)
-		return;
 	if (qp->usq && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD ||
 			qp->state == IB_QPS_ERR))
 		softrc_qp_pull_usq(qp);
 	switch (qp->state) {
 	case IB_QPS_RTS:
-		n = softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
-		break;
+		return softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
 	case IB_QPS_SQD:
 		/* the engine drains: started WQEs finish, none starts */
 		n = softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
 		softrc_qp_check_drained(qp);
-		break;
+		return n;
 	case IB_QPS_RTR:
 	case IB_QPS_SQE:
 		/* the requester is quiet, the responder still answers */
-		n = softrc_core_tx_resp(&qp->core, SOFTRC_TX_BUDGET);
-		break;
+		return softrc_core_tx_resp(&qp->core, SOFTRC_TX_BUDGET);
 	default:
-		return;
+		return 0;
 	}
-	if (n >= SOFTRC_TX_BUDGET)
+}
+
+void softrc_qp_run_tx(struct softrc_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!qp->dying && softrc_qp_tx_engine(qp) >= SOFTRC_TX_BUDGET)
 		tasklet_schedule(&qp->tx_task);
+	/* this and the engine calls before it built a batch: send it */
+	softrc_net_flush(qp);
 }
 
 static void softrc_qp_tx_task(struct tasklet_struct *t)
@@ -1217,6 +1220,8 @@ static int softrc_qp_init_pwc(struct softrc_qp *qp)
 
 static void softrc_qp_free(struct softrc_qp *qp)
 {
+	/* run_tx sends every batch before the QP lock is dropped */
+	WARN_ON_ONCE(qp->tx_batch.head);
 	if (qp->usq) {
 		softrc_queue_free(qp->usq);
 		kfree(qp->usq);
@@ -1277,6 +1282,7 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->attr.path_mtu = IB_MTU_1024;
 	qp->attr.port_num = 1;
 	spin_lock_init(&qp->lock);
+	qp->tx_ip_id = get_random_u32();
 	spin_lock_init(&qp->comp_lock);
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);

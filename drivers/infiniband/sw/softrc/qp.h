@@ -120,6 +120,20 @@ struct softrc_pwc {
 };
 
 /**
+ * struct softrc_tx_batch - consecutive packets of a QP sent as one skb
+ * @head:	the first packet; the others hang on its frag_list
+ * @tail:	the last packet on the frag_list
+ * @mss:	UDP payload bytes of @head's own packet
+ * @segs:	packets in the batch
+ */
+struct softrc_tx_batch {
+	struct sk_buff *head;
+	struct sk_buff *tail;
+	u32 mss;
+	u32 segs;
+};
+
+/**
  * struct softrc_qp - one RC queue pair
  * @ibqp:	the RDMA core's object (allocated by the core)
  * @sdev:	its device
@@ -168,6 +182,8 @@ struct softrc_pwc {
  * @timer:	retry and RNR timers (timers.c)
  * @tx_task:	TX continuation after a burst budget
  * @tx_trailer:	page the pad + ICRC of fragment-built packets come from
+ * @tx_ip_id:	IPv4 ID of the next packet (per QP, as a connected socket)
+ * @tx_batch:	packets built but not yet sent (net.c), under @lock
  */
 struct softrc_qp {
 	struct ib_qp ibqp;
@@ -222,6 +238,8 @@ struct softrc_qp {
 	struct hrtimer timer[SOFTRC_TIMER_NR];
 	struct tasklet_struct tx_task;
 	struct page_frag tx_trailer;
+	u16 tx_ip_id;
+	struct softrc_tx_batch tx_batch;
 };
 
 static inline struct softrc_qp *to_sqp(struct ib_qp *ibqp)
