@@ -9,7 +9,9 @@
 # policy-routing topology of shared/vectors/README.md). Prints one table
 # per path with softrc/rxe ratios. Bandwidths are MB/s, rates Mpps,
 # latencies usec (t_typical; for them a ratio below 1 is better).
-# BENCH_N multiplies the iteration counts; BENCH_DRIVERS="softrc rxe".
+# Each number is the median of BENCH_RUNS runs (default 3; all runs are
+# in build/bench/DRIVER.log). BENCH_N multiplies the iteration counts;
+# BENCH_DRIVERS="softrc rxe".
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 drivers=${BENCH_DRIVERS:-softrc rxe}
@@ -20,7 +22,8 @@ for d in $drivers; do
 	echo "bench: $d ..." >&2
 	tools/vm/run.sh --timeout "${BENCH_TIMEOUT:-900}" --smp "${BENCH_SMP:-2}" \
 		--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$d" \
-		--env BENCH_N="${BENCH_N:-1}" -- tools/bench/guest.sh >"$out/$d.log" 2>&1 ||
+		--env BENCH_N="${BENCH_N:-1}" --env BENCH_RUNS="${BENCH_RUNS:-3}" \
+		-- tools/bench/guest.sh >"$out/$d.log" 2>&1 ||
 		echo "bench: the $d run failed (status $?), see $out/$d.log" >&2
 	sed -n 's/^BENCH \([a-z]*\) \([a-zA-Z0-9_]*\) \([0-9.a-z]*\)\r\{0,1\}$/\1 \2 \3/p' "$out/$d.log" >"$out/$d.txt"
 done

@@ -13,17 +13,27 @@ set -u
 dmesg -n 1
 trap topo_cleanup EXIT
 
-# b PATH METRIC COLUMN TOOL ARGS...: one perftest pair, one number
+# b PATH METRIC COLUMN TOOL ARGS...: BENCH_RUNS perftest pairs (default
+# 3), the median of their numbers; every run's number is logged. Under
+# QEMU TCG consecutive runs differ by up to a third, for both drivers.
 b() {
-	local path=$1 metric=$2 col=$3 v
+	local path=$1 metric=$2 col=$3 v vals=() i
 	shift 3
-	if pp_pair "$path $metric" "$@" -F -u 18 >/dev/null; then
-		v=$(printf '%s\n' "$PP_OUT" | grep -E '^ +[0-9]+ +[0-9]+ ' | tail -1 | awk -v c="$col" '{ print $c }')
-		echo "BENCH $path $metric ${v:-nan}"
-	else
+	for ((i = 0; i < ${BENCH_RUNS:-3}; i++)); do
+		if pp_pair "$path $metric" "$@" -F -u 18 >/dev/null; then
+			v=$(printf '%s\n' "$PP_OUT" | grep -E '^ +[0-9]+ +[0-9]+ ' | tail -1 | awk -v c="$col" '{ print $c }')
+			[ -n "$v" ] && vals+=("$v")
+		else
+			printf '%s\n' "$PP_OUT" | tail -5 | sed 's/^/# /'
+		fi
+	done
+	echo "# $path $metric runs: ${vals[*]:-none}"
+	if [ ${#vals[@]} = 0 ]; then
 		echo "BENCH $path $metric nan"
-		printf '%s\n' "$PP_OUT" | tail -5 | sed 's/^/# /'
+		return
 	fi
+	v=$(printf '%s\n' "${vals[@]}" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
+	echo "BENCH $path $metric $v"
 }
 
 n=${BENCH_N:-1}
