@@ -51,9 +51,9 @@ static int softrc_glue_lkey_io(struct softrc_qp *qp, u32 lkey, u64 va,
 		if (skb)
 			return softrc_skb_copy_bits(skb, skb_off, p, len);
 		if (dir == SOFTRC_TO_MR)
-			memcpy(p, buf, len);
+			softrc_net_copy(p, buf, len);
 		else
-			memcpy(buf, p, len);
+			softrc_net_copy(buf, p, len);
 		return 0;
 	}
 	mr = softrc_mr_get(qp->sdev, lkey);
@@ -175,8 +175,8 @@ int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
 		if (sh->flags & SOFTRC_SQS_INLINE) {
 			if (pl->addr + pl->len > sh->length)
 				return -EINVAL;
-			memcpy(dst, (u8 *)softrc_qp_sq_sge(qp, pl->slot) + pl->addr,
-			       pl->len);
+			softrc_net_copy(dst, (u8 *)softrc_qp_sq_sge(qp, pl->slot) +
+					pl->addr, pl->len);
 			return 0;
 		}
 		return softrc_glue_sge_io(qp, softrc_qp_sq_sge(qp, pl->slot),

@@ -163,9 +163,9 @@ static void softrc_mr_fast_copy(struct softrc_mr *mr, u64 va, void *buf,
 		addr = softrc_mr_fast_addr(mr, va, &room);
 		chunk = min(len, room);
 		if (dir == SOFTRC_TO_MR)
-			memcpy(addr, buf, chunk);
+			softrc_net_copy(addr, buf, chunk);
 		else
-			memcpy(buf, addr, chunk);
+			softrc_net_copy(buf, addr, chunk);
 		buf += chunk;
 		va += chunk;
 		len -= chunk;
@@ -175,9 +175,9 @@ static void softrc_mr_fast_copy(struct softrc_mr *mr, u64 va, void *buf,
 static void softrc_copy(void *mem, void *buf, u32 len, enum softrc_copy_dir dir)
 {
 	if (dir == SOFTRC_TO_MR)
-		memcpy(mem, buf, len);
+		softrc_net_copy(mem, buf, len);
 	else
-		memcpy(buf, mem, len);
+		softrc_net_copy(buf, mem, len);
 }
 
 /**

@@ -533,7 +533,8 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 	if (s->flags & IB_SEND_INLINE) {
 		sh->flags |= SOFTRC_SQS_INLINE;
 		sh->num_sge = 0;
-		memcpy(softrc_qp_sq_sge(qp, slot), s->inline_data, s->wr.length);
+		softrc_net_copy(softrc_qp_sq_sge(qp, slot), s->inline_data,
+				s->wr.length);
 	} else {
 		sh->num_sge = s->num_sge;
 		memcpy(softrc_qp_sq_sge(qp, slot), s->sge,
@@ -703,7 +704,7 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 		slot = softrc_queue_consumer_slot(qp->usq);
 		if (!slot)
 			break;
-		memcpy(u, slot, esize);
+		softrc_net_copy(u, slot, esize);
 		softrc_queue_consumer_advance(qp->usq);
 		softrc_swr_from_user(qp, &s, u);
 		if (qp->state == IB_QPS_ERR) {
