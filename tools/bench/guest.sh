@@ -14,26 +14,20 @@ dmesg -n 1
 trap topo_cleanup EXIT
 
 # b PATH METRIC COLUMN TOOL ARGS...: BENCH_RUNS perftest pairs (default
-# 3), the median of their numbers; every run's number is logged. Under
-# QEMU TCG consecutive runs differ by up to a third, for both drivers.
+# 3), a "BENCH PATH METRIC VALUE" line each (nan for a failed run); the
+# host (bench.sh) takes the median over runs and boots.
 b() {
-	local path=$1 metric=$2 col=$3 v vals=() i
+	local path=$1 metric=$2 col=$3 v i
 	shift 3
 	for ((i = 0; i < ${BENCH_RUNS:-3}; i++)); do
+		v=
 		if pp_pair "$path $metric" "$@" -F -u 18 >/dev/null; then
 			v=$(printf '%s\n' "$PP_OUT" | grep -E '^ +[0-9]+ +[0-9]+ ' | tail -1 | awk -v c="$col" '{ print $c }')
-			[ -n "$v" ] && vals+=("$v")
 		else
 			printf '%s\n' "$PP_OUT" | tail -5 | sed 's/^/# /'
 		fi
+		echo "BENCH $path $metric ${v:-nan}"
 	done
-	echo "# $path $metric runs: ${vals[*]:-none}"
-	if [ ${#vals[@]} = 0 ]; then
-		echo "BENCH $path $metric nan"
-		return
-	fi
-	v=$(printf '%s\n' "${vals[@]}" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
-	echo "BENCH $path $metric $v"
 }
 
 n=${BENCH_N:-1}
