@@ -15,11 +15,13 @@
  *  - softrc_net_xmit: with a QP lock held (engine callback), process
  *    context with BH off or softirq; builds IP + UDP + RoCE headers in one
  *    linear skb, computes the ICRC over the final IP header (the IPv4 ID
- *    is not masked by it) and hands the packet to ip_local_out /
- *    ip6_local_out, which resolve the neighbour and queue it. A packet to
- *    the sending device's own address (client and server on one device)
- *    goes to that device's self queue instead; one to another local
- *    device's address takes the local route through `lo` to our socket.
+ *    is not masked by it) and adds the packet to the QP's transmit batch;
+ *    softrc_net_flush, also under the QP lock, hands the batch to
+ *    ip_local_out / ip6_local_out, which resolve the neighbour and queue
+ *    it (see "Transmit batches" below). A packet to the sending device's
+ *    own address (client and server on one device) goes to that device's
+ *    self queue instead; one to another local device's address takes the
+ *    local route through `lo` to our socket.
  *
  * Touches: sockets, skbs, the device list of a namespace, QPs through
  * qp.h and the engine.
