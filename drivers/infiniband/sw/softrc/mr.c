@@ -752,9 +752,8 @@ int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd,
 			  u64 qp_uid, u32 rkey, bool remote)
 {
 	struct softrc_mw *mw;
-	int err = -EINVAL;
-
 	struct softrc_mr *mr;
+	int err = -EINVAL;
 
 	rcu_read_lock();
 	mw = softrc_mw_find(sdev, rkey);

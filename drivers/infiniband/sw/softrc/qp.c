@@ -736,8 +736,8 @@ static void softrc_qp_check_drained(struct softrc_qp *qp)
  * Pull the user SQ and let the engine transmit, up to the budget: in RTS
  * requests and responses; in SQD the same, with the engine draining (the
  * WQEs already started finish, SQD_DRAINED follows); in RTR/SQE
- * responses only (READ responses
- * are paced through here). The tasklet continues a full budget.
+ * responses only (READ responses are paced through here).
+ * Return: the engine's steps; SOFTRC_TX_BUDGET means it has more to send.
  */
 static u32 softrc_qp_tx_engine(struct softrc_qp *qp)
 {
@@ -763,12 +763,16 @@ static u32 softrc_qp_tx_engine(struct softrc_qp *qp)
 	}
 }
 
+/*
+ * End of every engine call under the QP lock: transmit what the engine
+ * has (the tasklet continues a full budget), then send the batch this
+ * and the calls before it built, so no batch outlives the lock.
+ */
 void softrc_qp_run_tx(struct softrc_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
 	if (!qp->dying && softrc_qp_tx_engine(qp) >= SOFTRC_TX_BUDGET)
 		tasklet_schedule(&qp->tx_task);
-	/* this and the engine calls before it built a batch: send it */
 	softrc_net_flush(qp);
 }
 
