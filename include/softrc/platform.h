@@ -36,6 +36,7 @@ typedef __INT64_TYPE__ s64;
 typedef u16 __be16;
 typedef u32 __be32;
 typedef u64 __be64;
+typedef u64 __le64;
 
 #define cpu_to_be16(x) htobe16(x)
 #define cpu_to_be32(x) htobe32(x)
@@ -43,6 +44,8 @@ typedef u64 __be64;
 #define be16_to_cpu(x) be16toh(x)
 #define be32_to_cpu(x) be32toh(x)
 #define be64_to_cpu(x) be64toh(x)
+#define cpu_to_le64(x) htole64(x)
+#define le64_to_cpu(x) le64toh(x)
 
 #define SOFTRC__GCC_ATTR(a) __attribute__((a))
 #ifndef __packed

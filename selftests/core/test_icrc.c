@@ -172,6 +172,54 @@ TEST(crc32_split_and_alignment)
 		  ~softrc_crc32_update(~0u, buf, sizeof(buf)));
 }
 
+/* The fold's Q(x) = x^274 + x^93 + x^75 + x^19 + x^11 + 1 is a multiple of P. */
+TEST(crc32_fold_polynomial_divisible)
+{
+	static const int terms[] = { 0, 11, 19, 75, 93, 274 };
+	u64 x = 1, q = 0;	/* x^e mod P, P = x^32 + 0x04c11db7 */
+	int e, t = 0;
+
+	for (e = 0; e <= 274; e++) {
+		if (e == terms[t]) {
+			q ^= x;
+			t++;
+		}
+		x <<= 1;
+		if (x >> 32)
+			x ^= 0x104c11db7ull;
+	}
+	ASSERT_EQ(t, 6);
+	EXPECT_EQ(0ull, q);
+}
+
+/* The fold agrees with the table loop: every length, alignment, register. */
+TEST(crc32_fold_matches_table)
+{
+	static u8 buf[1300];
+	u32 i, len, off, reg = 0x12345678;
+
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (u8)(i * 151 + (i >> 7) * 13 + 5);
+	for (off = 0; off < 8; off++) {
+		for (len = 0; len + off <= sizeof(buf); len++) {
+			reg = reg * 1103515245u + 12345u;
+			ASSERT_EQ(softrc_crc32_update(reg, buf + off, len),
+				  softrc_crc32_fold(reg, buf + off, len))
+				TH_LOG("len %u off %u reg %08x", len, off, reg);
+		}
+	}
+	/* a flipped bit anywhere changes it */
+	for (i = 0; i < 8 * 300; i += 7) {
+		u32 before = softrc_crc32_fold(~0u, buf, 300);
+
+		buf[i / 8] ^= 1 << (i % 8);
+		EXPECT_NE(before, softrc_crc32_fold(~0u, buf, 300));
+		buf[i / 8] ^= 1 << (i % 8);
+	}
+	EXPECT_EQ(ref_crc32(buf, sizeof(buf)),
+		  ~softrc_crc32_fold(~0u, buf, sizeof(buf)));
+}
+
 /* README worked example 1: frame 2, a 62-byte ACK. */
 TEST(icrc_worked_example_ack)
 {

@@ -78,8 +78,8 @@ copy_traffic() {
 }
 
 softrc_deps
-auto icrc_impl "crypto|table" "softrc: icrc: crc32.* ns, crc32_le .* ns per 4 KiB"
-for impl in crypto table; do
+auto icrc_impl "crypto|fold" "softrc: icrc: crc32.* ns, fold .* ns per 4 KiB"
+for impl in crypto fold; do
 	forced icrc_impl $impl crc_traffic
 done
 auto copy_impl "memcpy|words" "softrc: copy: memcpy [0-9]* ns, words [0-9]* ns per 4 KiB"

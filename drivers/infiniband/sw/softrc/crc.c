@@ -8,7 +8,8 @@
  *    core/icrc.c):
  *     - crypto: the crypto API's "crc32" shash, crc32-pclmul on x86 CPUs
  *       with PCLMULQDQ, several GB/s on hardware;
- *     - table: lib/crc32's crc32_le(), slice-by-8 tables;
+ *     - fold: core/icrc.c's softrc_crc32_fold(), which reduces the
+ *       payload 64 bits at a time by shifts and XORs, with no table;
  *  - the payload copies of the data path (softrc_net_copy): received
  *    payload into memory, payload and inline data into packets, a send
  *    WQE out of the user ring:
@@ -17,11 +18,13 @@
  *
  * Which one wins depends on the machine, not just the CPU flags: an
  * emulator such as QEMU's TCG implements the carry-less multiply bit by
- * bit and `rep movsb` a byte per iteration, and there the table CRC is
- * about twice as fast and the word copy several times. So, as lib/raid6
+ * bit, turns every load into a software TLB lookup and runs `rep movsb`
+ * a byte per iteration; there the fold is several times faster than
+ * pclmul and lib/crc32's tables, and so is the word copy than memcpy.
+ * So, as lib/raid6
  * and crypto/xor do for their algorithms, softrc_crc_init() times both
  * of each pair on a 4 KiB buffer at load, checks that they agree, and
- * keeps the faster. The module parameters icrc_impl=crypto|table and
+ * keeps the faster. The module parameters icrc_impl=crypto|fold and
  * copy_impl=memcpy|words force one (a bad value fails the load); after
  * load they read back the one in use, which is also logged.
  *
@@ -30,7 +33,6 @@
  * under a QP lock), never sleep.
  */
 #include <crypto/hash.h>
-#include <linux/crc32.h>
 #include <linux/jump_label.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
@@ -38,6 +40,7 @@
 #include <asm/unaligned.h>
 
 #include "net.h"
+#include "core/icrc.h"
 
 /**
  * struct softrc_impl - a module parameter naming one of two implementations
@@ -51,7 +54,7 @@ struct softrc_impl {
 
 /* set at load only (0444), then what softrc_crc_init() chose */
 static struct softrc_impl softrc_crc_impl = {
-	.names = { "auto", "crypto", "table" },
+	.names = { "auto", "crypto", "fold" },
 };
 
 static struct softrc_impl softrc_copy_impl = {
@@ -82,18 +85,18 @@ static const struct kernel_param_ops softrc_impl_ops = {
 };
 module_param_cb(icrc_impl, &softrc_impl_ops, &softrc_crc_impl, 0444);
 MODULE_PARM_DESC(icrc_impl,
-		 "ICRC payload CRC: auto (time both at load), crypto or table");
+		 "ICRC payload CRC: auto (time both at load), crypto or fold");
 module_param_cb(copy_impl, &softrc_impl_ops, &softrc_copy_impl, 0444);
 MODULE_PARM_DESC(copy_impl,
 		 "receive payload copy: auto (time both at load), memcpy or words");
 
 static struct crypto_shash *softrc_crc_tfm;
-static DEFINE_STATIC_KEY_FALSE(softrc_crc_table);
+static DEFINE_STATIC_KEY_FALSE(softrc_crc_fold_on);
 static DEFINE_STATIC_KEY_FALSE(softrc_copy_words_on);
 
-static u32 softrc_crc_lib(u32 reg, const void *p, u32 len)
+static u32 softrc_crc_fold(u32 reg, const void *p, u32 len)
 {
-	return crc32_le(reg, p, len);
+	return softrc_crc32_fold(reg, p, len);
 }
 
 static u32 softrc_crc_crypto(u32 reg, const void *p, u32 len)
@@ -103,14 +106,14 @@ static u32 softrc_crc_crypto(u32 reg, const void *p, u32 len)
 	desc->tfm = softrc_crc_tfm;
 	*(u32 *)shash_desc_ctx(desc) = reg;
 	if (crypto_shash_update(desc, p, len))
-		return softrc_crc_lib(reg, p, len);
+		return softrc_crc_fold(reg, p, len);
 	return *(u32 *)shash_desc_ctx(desc);
 }
 
 u32 softrc_net_crc(u32 reg, const void *p, u32 len)
 {
-	if (static_branch_unlikely(&softrc_crc_table))
-		return softrc_crc_lib(reg, p, len);
+	if (static_branch_unlikely(&softrc_crc_fold_on))
+		return softrc_crc_fold(reg, p, len);
 	return softrc_crc_crypto(reg, p, len);
 }
 
@@ -150,7 +153,7 @@ void softrc_net_copy(void *to, const void *from, u32 len)
 
 enum softrc_bench_op {
 	SOFTRC_BENCH_CRC_CRYPTO,
-	SOFTRC_BENCH_CRC_TABLE,
+	SOFTRC_BENCH_CRC_FOLD,
 	SOFTRC_BENCH_COPY_MEMCPY,
 	SOFTRC_BENCH_COPY_WORDS,
 };
@@ -178,8 +181,8 @@ static u64 softrc_bench(enum softrc_bench_op op, u8 *buf, u32 *reg)
 		case SOFTRC_BENCH_CRC_CRYPTO:
 			*reg = softrc_crc_crypto(~0u, buf, len);
 			break;
-		case SOFTRC_BENCH_CRC_TABLE:
-			*reg = softrc_crc_lib(~0u, buf, len);
+		case SOFTRC_BENCH_CRC_FOLD:
+			*reg = softrc_crc_fold(~0u, buf, len);
 			break;
 		case SOFTRC_BENCH_COPY_MEMCPY:
 			memcpy(to, buf, len);
@@ -194,22 +197,22 @@ static u64 softrc_bench(enum softrc_bench_op op, u8 *buf, u32 *reg)
 	return best;
 }
 
-/* Time both CRCs on @buf; true if the table one should be used. */
-static bool softrc_crc_pick_table(u8 *buf)
+/* Time both CRCs on @buf; true if the fold should be used. */
+static bool softrc_crc_pick_fold(u8 *buf)
 {
-	u32 r_crypto, r_table;
-	u64 t_crypto, t_table;
+	u32 r_crypto, r_fold;
+	u64 t_crypto, t_fold;
 
 	t_crypto = softrc_bench(SOFTRC_BENCH_CRC_CRYPTO, buf, &r_crypto);
-	t_table = softrc_bench(SOFTRC_BENCH_CRC_TABLE, buf, &r_table);
-	if (r_crypto != r_table) {
-		pr_warn("icrc: %s and crc32_le disagree; using crc32_le\n",
+	t_fold = softrc_bench(SOFTRC_BENCH_CRC_FOLD, buf, &r_fold);
+	if (r_crypto != r_fold) {
+		pr_warn("icrc: %s and the fold disagree; using the fold\n",
 			crypto_shash_driver_name(softrc_crc_tfm));
 		return true;
 	}
-	pr_info("icrc: %s %llu ns, crc32_le %llu ns per 4 KiB\n",
-		crypto_shash_driver_name(softrc_crc_tfm), t_crypto, t_table);
-	return t_table < t_crypto;
+	pr_info("icrc: %s %llu ns, fold %llu ns per 4 KiB\n",
+		crypto_shash_driver_name(softrc_crc_tfm), t_crypto, t_fold);
+	return t_fold < t_crypto;
 }
 
 /* Time both copies on @buf; true if the word copy should be used. */
@@ -252,13 +255,13 @@ int softrc_crc_init(void)
 	buf = kmalloc(2 * SOFTRC_BENCH_BYTES, GFP_KERNEL);
 	for (i = 0; buf && i < SOFTRC_BENCH_BYTES; i++)
 		buf[i] = i * 131 + 7;
-	if (softrc_impl_resolve(&softrc_crc_impl, buf, softrc_crc_pick_table))
-		static_branch_enable(&softrc_crc_table);
+	if (softrc_impl_resolve(&softrc_crc_impl, buf, softrc_crc_pick_fold))
+		static_branch_enable(&softrc_crc_fold_on);
 	if (softrc_impl_resolve(&softrc_copy_impl, buf, softrc_copy_pick_words))
 		static_branch_enable(&softrc_copy_words_on);
 	kfree(buf);
 	pr_info("icrc: payload CRC by %s; copy by %s\n",
-		softrc_crc_impl.val == 2 ? "crc32_le" :
+		softrc_crc_impl.val == 2 ? "fold" :
 		crypto_shash_driver_name(softrc_crc_tfm),
 		softrc_copy_impl.names[softrc_copy_impl.val]);
 	return 0;

@@ -418,6 +418,83 @@ u32 softrc_crc32_update(u32 reg, const void *p, u32 len)
 	return reg;
 }
 
+/*
+ * softrc_crc32_fold() - the same register update without table lookups
+ *
+ * Each byte the slice-by-8 loop above takes costs a table load. Where
+ * loads are dear, as under an emulator's software MMU, that load is
+ * most of the CRC's time; this loop reads each input word once and
+ * otherwise only shifts and XORs.
+ *
+ * The CRC of a message M is a function of M mod P, P the CRC-32
+ * polynomial, and so of M mod Q for any multiple Q of P. This one is
+ *
+ *	Q(x) = x^274 + x^93 + x^75 + x^19 + x^11 + 1
+ *
+ * (found by a meet-in-the-middle search over x^e mod P, e <= 420, for
+ * six terms whose gaps below the top one are all at least 64 bits;
+ * selftests/core/test_icrc.c divides it by P). Reducing by Q removes a
+ * bit of degree n >= 274 and XORs it into degrees n - 274 + {93, 75,
+ * 19, 11, 0}. In the reflected bit order a later bit has a lower degree,
+ * so that is 181, 199, 255, 263 and 274 bits further on in the stream.
+ * No gap is under 64 bits, so a whole 64-bit word can be removed at a
+ * time: its bits land in the four words after the next one, kept in
+ * @o1..@o4 until the loop reaches them. The last 35..42 bytes, the
+ * remainder, with what is still pending XORed in, go through the table
+ * loop; a message with the same remainder has the same CRC.
+ *
+ * The register @reg enters as the first four message bytes XORed with
+ * it, which is what the table loop does with it (register bit i meets
+ * stream bit i); after that the remainder starts from register 0.
+ */
+#define SOFTRC_CRC_FOLD_BITS	274	/* degree of Q */
+#define SOFTRC_CRC_FOLD_MIN	64	/* shorter: the table loop */
+
+static inline u64 softrc_le64(const u8 *p)
+{
+	__le64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64_to_cpu(v);
+}
+
+static inline void softrc_xor_le64(u8 *p, u64 x)
+{
+	__le64 v = cpu_to_le64(softrc_le64(p) ^ x);
+
+	memcpy(p, &v, sizeof(v));
+}
+
+u32 softrc_crc32_fold(u32 reg, const void *p, u32 len)
+{
+	const u8 *b = p;
+	u64 o0 = reg, o1 = 0, o2 = 0, o3 = 0, o4 = 0;
+	u8 rest[6 * 8] = { 0 };
+	u32 words, i, n;
+
+	if (len < SOFTRC_CRC_FOLD_MIN)
+		return softrc_crc32_update(reg, p, len);
+	words = ((u64)len * 8 - SOFTRC_CRC_FOLD_BITS) / 64;
+	for (i = 0; i < words; i++, b += 8) {
+		u64 v = softrc_le64(b) ^ o0;
+		u64 l7 = v << 7, r57 = v >> 57;
+
+		o0 = o1;
+		o1 = o2 ^ v << 53;				/* +181 */
+		o2 = o3 ^ v >> 11 ^ l7 ^ v << 63;		/* +181 +199 +255 */
+		o3 = o4 ^ r57 ^ v >> 1 ^ l7 ^ v << 18;	/* +199 +255 +263 +274 */
+		o4 = r57 ^ v >> 46;				/* +263 +274 */
+	}
+	n = len - words * 8;	/* 35..42: at least the 274 bits of Q */
+	memcpy(rest, b, n);
+	softrc_xor_le64(rest, o0);
+	softrc_xor_le64(rest + 8, o1);
+	softrc_xor_le64(rest + 16, o2);
+	softrc_xor_le64(rest + 24, o3);
+	softrc_xor_le64(rest + 32, o4);
+	return softrc_crc32_update(0, rest, n);
+}
+
 static u32 softrc_ip_hdr_len(const void *l3, bool ipv6)
 {
 	u32 ihl;

@@ -33,6 +33,9 @@ extern const u32 softrc_crc32_table[8][256];
 /* Raw CRC-32 register update (no pre/post inversion). */
 u32 softrc_crc32_update(u32 reg, const void *p, u32 len);
 
+/* The same update, by shifts and XORs instead of tables (icrc.c). */
+u32 softrc_crc32_fold(u32 reg, const void *p, u32 len);
+
 /*
  * Bytes softrc_icrc_begin() reads at @l3: IP header (IPv4: IHL * 4,
  * options included; IPv6: 40, no extension headers), UDP header and BTH.
