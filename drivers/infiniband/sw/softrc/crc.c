@@ -21,12 +21,12 @@
  * bit, turns every load into a software TLB lookup and runs `rep movsb`
  * a byte per iteration; there the fold is several times faster than
  * pclmul and lib/crc32's tables, and so is the word copy than memcpy.
- * So, as lib/raid6
- * and crypto/xor do for their algorithms, softrc_crc_init() times both
- * of each pair on a 4 KiB buffer at load, checks that they agree, and
- * keeps the faster. The module parameters icrc_impl=crypto|fold and
- * copy_impl=memcpy|words force one (a bad value fails the load); after
- * load they read back the one in use, which is also logged.
+ * So, as lib/raid6 and crypto/xor do for their algorithms,
+ * softrc_crc_init() times both of each pair on a 4 KiB buffer at load,
+ * checks that they agree, and keeps the faster. The module parameters
+ * icrc_impl=crypto|fold and copy_impl=memcpy|words force one (a bad
+ * value fails the load); after load they read back the one in use,
+ * which is also logged.
  *
  * Context: softrc_crc_init/exit at module load/unload (process context);
  * softrc_net_crc and softrc_net_copy in any context (softirq RX, TX
@@ -94,11 +94,6 @@ static struct crypto_shash *softrc_crc_tfm;
 static DEFINE_STATIC_KEY_FALSE(softrc_crc_fold_on);
 static DEFINE_STATIC_KEY_FALSE(softrc_copy_words_on);
 
-static u32 softrc_crc_fold(u32 reg, const void *p, u32 len)
-{
-	return softrc_crc32_fold(reg, p, len);
-}
-
 static u32 softrc_crc_crypto(u32 reg, const void *p, u32 len)
 {
 	SHASH_DESC_ON_STACK(desc, softrc_crc_tfm);
@@ -106,14 +101,14 @@ static u32 softrc_crc_crypto(u32 reg, const void *p, u32 len)
 	desc->tfm = softrc_crc_tfm;
 	*(u32 *)shash_desc_ctx(desc) = reg;
 	if (crypto_shash_update(desc, p, len))
-		return softrc_crc_fold(reg, p, len);
+		return softrc_crc32_fold(reg, p, len);
 	return *(u32 *)shash_desc_ctx(desc);
 }
 
 u32 softrc_net_crc(u32 reg, const void *p, u32 len)
 {
 	if (static_branch_unlikely(&softrc_crc_fold_on))
-		return softrc_crc_fold(reg, p, len);
+		return softrc_crc32_fold(reg, p, len);
 	return softrc_crc_crypto(reg, p, len);
 }
 
@@ -182,7 +177,7 @@ static u64 softrc_bench(enum softrc_bench_op op, u8 *buf, u32 *reg)
 			*reg = softrc_crc_crypto(~0u, buf, len);
 			break;
 		case SOFTRC_BENCH_CRC_FOLD:
-			*reg = softrc_crc_fold(~0u, buf, len);
+			*reg = softrc_crc32_fold(~0u, buf, len);
 			break;
 		case SOFTRC_BENCH_COPY_MEMCPY:
 			memcpy(to, buf, len);
