@@ -173,9 +173,6 @@ check "rdma statistic: loopback packets went to self (tx_self > 0 on sl)" bash -
 check "rdma statistic: wire packets did not (tx_self 0 on sa)" bash -c \
 	'rdma statistic show link sa/1 | grep -Eq "tx_self 0( |$)"'
 # wire packets leave in GSO batches (net.c), unless tx_batch=0
-counter() {
-	rdma statistic show link "$1"/1 | tr ' ' '\n' | sed -n "/^$2\$/{n;p}"
-}
 check "rdma statistic: wire packets left in GSO batches (tx_batches > 0 on sa)" \
 	test "$(counter sa tx_batches)" -gt 0
 batches=$(counter sa tx_batches)

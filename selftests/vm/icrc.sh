@@ -20,12 +20,6 @@ ktap_header icrc
 
 param() { cat /sys/module/softrc/parameters/icrc_impl; }
 
-# bad_icrc DEV: the device's rx_bad_icrc counter
-bad_icrc() {
-	rdma statistic show link "$1"/1 | tr ' ' '\n' |
-		sed -n '/^rx_bad_icrc$/{n;p}'
-}
-
 # auto PARAM NAMES LOG: PARAM=bogus refused; auto loads, reads back one
 # of NAMES (a|b) and logs LOG (a grep -e pattern of the timing line)
 auto() {
@@ -50,7 +44,7 @@ forced() {
 	if topo_up wire; then
 		$3 "$name"
 		check "$name: rx_bad_icrc 0 on both devices" \
-			test "$(bad_icrc "$DEV_A")/$(bad_icrc "$DEV_B")" = 0/0
+			test "$(counter "$DEV_A" rx_bad_icrc)/$(counter "$DEV_B" rx_bad_icrc)" = 0/0
 	else
 		not_ok "$name: topology up"
 	fi

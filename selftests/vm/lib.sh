@@ -124,7 +124,13 @@ port_attr() {
 	cat "/sys/class/infiniband/$1/ports/1/$2"
 }
 
+# counter DEV NAME: one counter of `rdma statistic show link DEV/1`
+counter() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' | awk -v n="$2" '$0 == n { getline; print; exit }'
+}
+
 # suites run compound checks as `bash -c '...'`: give them the helpers
 export -f wait_until softrc_deps softrc_load softrc_loaded softrc_unload \
-	softrc_install_module rdma_dev_exists rdma_dev_gone port_state port_attr
+	softrc_install_module rdma_dev_exists rdma_dev_gone port_state port_attr \
+	counter
 export SELFTEST_DIR REPO SOFTRC_KO KVER

@@ -31,11 +31,6 @@ softrc) RETX=retransmits ;;
 *) RETX=completer_retry_err ;;
 esac
 
-# counter DEV NAME: one counter of `rdma statistic show link DEV/1`
-counter() {
-	rdma statistic show link "$1/1" | tr ' ' '\n' | awk -v n="$2" '$0 == n { getline; print; exit }'
-}
-
 retx_total() {
 	echo $(($(counter "$DEV_A" $RETX || echo 0) + $(counter "$DEV_B" $RETX || echo 0)))
 }
