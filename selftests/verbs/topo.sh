@@ -8,7 +8,7 @@
 #   wire, softrc: two network namespaces joined by a veth pair
 #       netns rc-a: va 10.0.0.1/24, device s0  ===  netns rc-b: vb 10.0.0.2/24, device s1
 #   wire, rxe (6.1 rxe cannot live in a netns): both ends in init_net with
-#       the policy routing of shared/vectors/README.md, so traffic between
+#       the policy routing of tools/vectors/capture.sh, so traffic between
 #       10.0.0.1 (va, r0) and 10.0.0.2 (vb, r1) crosses the veth
 #   loop: one device (s0 / r0 on va, 10.0.0.1) used by both sides
 #

@@ -6,7 +6,7 @@
 # vCPUs, BENCH_MEM MB), on two paths (tools/bench/guest.sh): loopback (one
 # device, client and server on it) and wire (softrc: two devices across a
 # veth in two netns; rxe, which cannot use a netns in 6.1: the
-# policy-routing topology of shared/vectors/README.md). Prints one table
+# policy-routing topology of tools/vectors/capture.sh). Prints one table
 # per path with softrc/rxe ratios. Bandwidths are MB/s, rates Mpps,
 # latencies usec (t_typical; for them a ratio below 1 is better).
 # Under QEMU TCG consecutive runs of one command differ by up to a half,

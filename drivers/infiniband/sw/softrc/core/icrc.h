@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * RoCEv2 invariant CRC (IBTA Vol 1 Annex A17.3.3; the exact definition
- * that reproduces the rxe trace is in shared/vectors/README.md).
+ * that reproduces the rxe trace: tools/vectors/capture.sh).
  *
  * Context: pure functions on caller-owned memory, safe in any context;
  * never sleeps. Incremental so the glue can feed sk_buff fragments:
