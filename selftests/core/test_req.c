@@ -314,6 +314,49 @@ TEST(req_timer_early_or_stale_fire)
 	EXPECT_EQ(1, t.qp.cnt.timeouts);
 }
 
+/*
+ * Every deadline includes the glue clock's slack: the "now" passed in may
+ * lag real time by that much, and no timer may expire before its IBTA
+ * minimum (ACK timeout 4.096 us * 2^t, RNR table 45) in real time.
+ */
+TEST(req_deadlines_include_clock_slack)
+{
+	struct softrc_core_attr attr;
+	struct softrc_pkt p;
+	struct ct t;
+	u64 slack = 4000000, d;
+
+	ct_attr_default(&attr);
+	attr.clock_slack_ns = slack;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	softrc_core_tx(&t.qp, 100, 1);
+	EXPECT_EQ(100 + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
+	/* the timeout re-arms from the expiry time */
+	d = t.deadline[SOFTRC_TIMER_RETRY];
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	EXPECT_EQ(1, t.qp.cnt.timeouts);
+	EXPECT_EQ(d + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
+	softrc_core_tx(&t.qp, d, 10);
+	/* progress re-arms */
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, d + 7);
+	EXPECT_EQ(d + 7 + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
+	/* RNR back-off, then the retry timer armed when it ends */
+	p = ct_ack(1001, SOFTRC_AETH_RNR_NAK | 1, 1);
+	ct_rx(&t, &p, d + 9);
+	EXPECT_EQ(d + 9 + 10000 + slack, t.deadline[SOFTRC_TIMER_RNR]);
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d + 9 + 10000 + slack);
+	EXPECT_EQ(d + 9 + 10000 + slack + (4096ull << 10) + slack,
+		  t.deadline[SOFTRC_TIMER_RETRY]);
+	/* a sequence-error NAK re-arms too */
+	softrc_core_tx(&t.qp, d + 20000 + slack, 10);
+	p = ct_ack(1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
+	ct_rx(&t, &p, 3 * d);
+	EXPECT_EQ(3 * d + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
+}
+
 TEST(req_post_checks)
 {
 	struct softrc_core_attr attr;

@@ -238,7 +238,8 @@ static void softrc_comp_rnr(struct softrc_core_qp *qp,
 	req->gbn_active = false;
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RNR,
-			    now + softrc_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome)));
+			    softrc_req_deadline(qp, now,
+						softrc_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome))));
 }
 
 static const u8 softrc_nak_status[] = {

@@ -344,6 +344,9 @@ struct softrc_core_ops {
  *		unacknowledged one (0 = 128); bounds go-back-N resends
  * @no_credits:	responder reports "no credit information" (31) like rxe
  *		instead of its free receive WQEs
+ * @clock_slack_ns: how far the "now" the glue passes may lag real time
+ *		(a coarse clock: its resolution); added to every deadline so
+ *		that no timer expires before its IBTA minimum
  */
 struct softrc_core_attr {
 	u32 pmtu;
@@ -359,6 +362,7 @@ struct softrc_core_attr {
 	u8 ackreq_every;
 	u32 max_unacked;
 	bool no_credits;
+	u32 clock_slack_ns;
 };
 
 /**
@@ -610,6 +614,7 @@ void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
 void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn);
 void softrc_req_progress(struct softrc_core_qp *qp, u64 now);
 void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now);
+u64 softrc_req_deadline(const struct softrc_core_qp *qp, u64 now, u64 dur);
 void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status);
 void softrc_comp_retire(struct softrc_core_qp *qp);
 u8 softrc_wc_opcode_of(u8 wr_opcode);

@@ -48,11 +48,20 @@ u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu)
 	return (wr->length + pmtu - 1) / pmtu;
 }
 
+/*
+ * Deadline @dur ns after @now (0 = none). @now may lag real time by up to
+ * attr.clock_slack_ns (a coarse glue clock): adding it keeps every timer
+ * at or above its IBTA minimum (9.7.6.1.3, table 45) in real time.
+ */
+u64 softrc_req_deadline(const struct softrc_core_qp *qp, u64 now, u64 dur)
+{
+	return dur ? now + dur + qp->attr.clock_slack_ns : 0;
+}
+
 static u64 softrc_req_timeout(struct softrc_core_qp *qp, u64 now)
 {
-	u64 t = softrc_ack_timeout_ns(qp->attr.timeout);
-
-	return t ? now + t : 0;
+	return softrc_req_deadline(qp, now,
+				   softrc_ack_timeout_ns(qp->attr.timeout));
 }
 
 /* Rewind the send cursor to @psn (go-back-N, [002]). */
