@@ -320,6 +320,66 @@ TEST(comp_rnr_nak_waits_then_resends)
 	EXPECT_NE(0, t.deadline[SOFTRC_TIMER_RETRY]);
 }
 
+/*
+ * rnr_retry 1 allows exactly one RNR retry, also when the first RNR NAK
+ * acknowledges an earlier WQE (progress resets the counter before the
+ * NAK's own retry is spent, not after).
+ */
+TEST(comp_rnr_retry_counted_when_nak_also_acks)
+{
+	struct softrc_core_attr attr;
+	struct ct t;
+	u64 d;
+
+	ct_attr_default(&attr);
+	attr.rnr_retry = 1;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	softrc_core_tx(&t.qp, 0, 100);
+	rx_ack(&t, 1001, SOFTRC_AETH_RNR_NAK | 1, 1);	/* ACKs 1000 too */
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_REQ_RNR_WAIT, t.qp.req.state);
+	EXPECT_EQ(0, t.qp.req.rnr_left);
+	d = t.deadline[SOFTRC_TIMER_RNR];
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
+	EXPECT_EQ(1001, t.tx[2].psn);
+	rx_ack(&t, 1001, SOFTRC_AETH_RNR_NAK | 1, 1);	/* the retry spent */
+	ASSERT_EQ(2, t.ncqe);
+	EXPECT_EQ(0x101, t.cqe[1].wr_id);
+	EXPECT_EQ(SOFTRC_WC_RNR_RETRY_EXC_ERR, t.cqe[1].status);
+	EXPECT_EQ(2, t.qp.cnt.rnr_naks_rcvd);
+	EXPECT_EQ(1, t.qp.cnt.rnr_retry_exceeded);
+	EXPECT_TRUE(t.errored);
+}
+
+/* A duplicated RNR NAK during the wait is the same NAK: one retry spent. */
+TEST(comp_rnr_duplicate_nak_not_counted)
+{
+	struct softrc_core_attr attr;
+	struct ct t;
+	u64 d;
+
+	ct_attr_default(&attr);
+	attr.rnr_retry = 1;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	softrc_core_tx(&t.qp, 0, 100);
+	rx_ack(&t, 1000, SOFTRC_AETH_RNR_NAK | 1, 0);
+	d = t.deadline[SOFTRC_TIMER_RNR];
+	rx_ack(&t, 1000, SOFTRC_AETH_RNR_NAK | 1, 0);	/* its duplicate */
+	EXPECT_EQ(0, t.ncqe);
+	EXPECT_EQ(SOFTRC_REQ_RNR_WAIT, t.qp.req.state);
+	EXPECT_EQ(d, t.deadline[SOFTRC_TIMER_RNR]);
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
+	rx_ack(&t, 1000, SOFTRC_AETH_RNR_NAK | 1, 0);
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_RNR_RETRY_EXC_ERR, t.cqe[0].status);
+}
+
 TEST(comp_set_error_flushes_both_queues)
 {
 	struct ct t;

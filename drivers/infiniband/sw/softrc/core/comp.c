@@ -199,6 +199,7 @@ void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status)
 /* What a response asks of the requester once retirement is done. */
 struct softrc_comp_res {
 	bool retry;
+	bool rnr;
 	u32 psn;
 };
 
@@ -213,6 +214,11 @@ static void softrc_comp_ack(struct softrc_core_qp *qp,
 	}
 }
 
+/*
+ * RNR NAK: everything before its PSN was received (retired first, like an
+ * ACK); the wait itself is softrc_comp_rnr_wait(), after that progress
+ * reset the retry counters, so the RNR NAK's own retry is counted.
+ */
 static void softrc_comp_rnr(struct softrc_core_qp *qp,
 			    const struct softrc_pkt *pkt,
 			    struct softrc_comp_res *res, u64 now)
@@ -225,6 +231,22 @@ static void softrc_comp_rnr(struct softrc_core_qp *qp,
 		res->retry = true;
 		return;
 	}
+	/* the same RNR NAK again (duplicated): no second back-off */
+	if (req->state == SOFTRC_REQ_RNR_WAIT && req->rnr_psn == pkt->psn &&
+	    req->una == pkt->psn)
+		return;
+	res->rnr = true;
+}
+
+/*
+ * Wait for the RNR timer (IBTA table 45), spending one RNR retry (7 is
+ * infinite); none left is RNR_RETRY_EXC_ERR.
+ */
+static void softrc_comp_rnr_wait(struct softrc_core_qp *qp,
+				 const struct softrc_pkt *pkt, u64 now)
+{
+	struct softrc_req *req = &qp->req;
+
 	if (qp->attr.rnr_retry != 7) {
 		if (!req->rnr_left) {
 			softrc_comp_fail_at(qp, pkt->psn,
@@ -379,7 +401,7 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		    void *rx, u64 now)
 {
 	struct softrc_req *req = &qp->req;
-	struct softrc_comp_res res = { .retry = false };
+	struct softrc_comp_res res = { .retry = false, .rnr = false };
 	u32 una = req->una;
 
 	if (softrc_psn_lt(pkt->psn, req->una)) {
@@ -411,6 +433,8 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		return;		/* a failed local WQE retired */
 	if (req->una != una)
 		softrc_req_progress(qp, now);
+	if (res.rnr)
+		softrc_comp_rnr_wait(qp, pkt, now);
 	if (res.retry && qp->state != SOFTRC_QPS_ERROR)
 		softrc_req_retry_from(qp, res.psn, now);
 }
