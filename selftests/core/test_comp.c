@@ -434,6 +434,38 @@ TEST(comp_msn_beyond_posted_ignored)
 	EXPECT_EQ(1, t.ncqe);
 }
 
+/*
+ * An MSN covering a message not yet sent to its end (5 of 20 packets
+ * out) is bogus: the packet is dropped and counted, nothing retires, and
+ * the QP goes on (it used to retire the SEND, put una past psn_next and
+ * wedge the next WQE).
+ */
+TEST(comp_msn_beyond_sent_dropped)
+{
+	struct ct t;
+	int n;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 20 * 1024, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	EXPECT_EQ(5, softrc_core_tx(&t.qp, 0, 5));
+	EXPECT_EQ(1005, t.qp.req.psn_next);
+	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 1);
+	EXPECT_EQ(0, t.ncqe);
+	EXPECT_EQ(1, t.qp.cnt.drop_bad_resp);
+	EXPECT_EQ(0, t.qp.req.msn);
+	EXPECT_EQ(1000, t.qp.req.una);
+	/* the rest goes out, the real ACKs retire both */
+	n = softrc_core_tx(&t.qp, 2, 100);
+	EXPECT_EQ(16, n);
+	EXPECT_EQ(1021, t.qp.req.psn_next);
+	rx_ack(&t, 1020, SOFTRC_AETH_ACK | 31, 2);
+	ASSERT_EQ(2, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[1].status);
+	EXPECT_TRUE(softrc_core_idle(&t.qp));
+}
+
 /* A local WQE completes in post order, after a large WRITE before it. */
 TEST(comp_local_completes_in_post_order)
 {

@@ -150,9 +150,7 @@ static void softrc_comp_aeth(struct softrc_core_qp *qp,
 	struct softrc_req *req = &qp->req;
 	u8 syn = pkt->syndrome;
 
-	/* never past the last SSN posted: a bogus MSN retires nothing extra */
-	if (softrc_psn_gt(pkt->msn, req->msn) &&
-	    softrc_psn_lt(pkt->msn, req->next_ssn))
+	if (softrc_psn_gt(pkt->msn, req->msn))
 		req->msn = pkt->msn;
 	if (softrc_syndrome_type(syn) != SOFTRC_AETH_ACK)
 		return;
@@ -409,6 +407,16 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		return;
 	}
 	if (!softrc_psn_lt(pkt->psn, req->psn_next)) {
+		qp->cnt.drop_bad_resp++;
+		return;
+	}
+	/*
+	 * An MSN past the last message sent to its end claims a completion
+	 * the responder cannot have made (C9-148): a bogus packet, dropped
+	 * whole (retiring by it would move una past psn_next and wedge).
+	 */
+	if (softrc_pkt_has(pkt, SOFTRC_H_AETH) &&
+	    softrc_psn_gt(pkt->msn, req->sent_ssn)) {
 		qp->cnt.drop_bad_resp++;
 		return;
 	}

@@ -464,6 +464,8 @@ extern const char *const softrc_resp_state_names[SOFTRC_RESP_NR];
  * @psn_next:	next never-used PSN
  * @una:	oldest PSN not known to have been received
  * @next_ssn:	SSN of the next posted WQE
+ * @sent_ssn:	SSN of the newest message sent to its last packet (a READ
+ *		or ATOMIC: its request): no valid AETH MSN lies beyond it
  * @msn:	highest MSN seen in an AETH
  * @lsn:	limit sequence number (MSN + credits) when @credits_valid
  * @credits_valid: the peer reported credits (not 31)
@@ -488,6 +490,7 @@ struct softrc_req {
 	u32 psn_next;
 	u32 una;
 	u32 next_ssn;
+	u32 sent_ssn;
 	u32 msn;
 	u32 lsn;
 	bool credits_valid;

@@ -327,6 +327,8 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	    softrc_wr_is_rd_atomic(w->wr.opcode)) {
 		req->cur++;
 		req->cur_off = 0;
+		if (softrc_psn_gt(w->ssn, req->sent_ssn))
+			req->sent_ssn = w->ssn;
 	}
 	if (probe)
 		req->wait_idle = true;
