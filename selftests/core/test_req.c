@@ -357,6 +357,48 @@ TEST(req_deadlines_include_clock_slack)
 	EXPECT_EQ(3 * d + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
 }
 
+/*
+ * R-198: the span [una, psn_next) stays below 2^23. A READ of
+ * 2^31 - 256 bytes at PMTU 256 takes 2^23 - 1 PSNs: behind an
+ * unacknowledged SEND it would reach the window edge (the SEND's
+ * retransmission would be "future" at the responder), so it waits for the
+ * SEND's ACK. A READ of 2^31 bytes (2^23 PSNs) could never fit: EINVAL.
+ */
+TEST(req_window_span_below_2_23)
+{
+	struct softrc_core_attr attr;
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_attr_default(&attr);
+	attr.pmtu = 256;
+	attr.sq_psn = 5000;
+	ct_init(&t, &attr);
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_RDMA_READ, 1u << 31, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, (1u << 31) - 256,
+			     SOFTRC_SEND_SIGNALED));
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(5001, t.qp.req.psn_next);
+	p = ct_ack(5000, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, 1);
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 2, 100));
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[1].opcode);
+	EXPECT_EQ(5001, t.tx[1].psn);
+	EXPECT_EQ(SOFTRC_PSN_WINDOW - 1,
+		  (t.qp.req.psn_next - t.qp.req.una) & SOFTRC_PSN_MASK);
+	/* nothing more may start until the READ is answered */
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 0, 0));
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 3, 100));
+	/* a timeout resends the READ request: the window still holds */
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 1ull << 40, 100));
+	EXPECT_EQ(5001, t.tx[2].psn);
+	EXPECT_EQ(SOFTRC_PSN_WINDOW - 1,
+		  (t.qp.req.psn_next - t.qp.req.una) & SOFTRC_PSN_MASK);
+}
+
 TEST(req_post_checks)
 {
 	struct softrc_core_attr attr;

@@ -116,6 +116,10 @@ int softrc_core_post_send(struct softrc_core_qp *qp,
 	err = softrc_check_wr(qp, wr);
 	if (err)
 		return err;
+	/* a READ's response PSNs must fit below the window (req.c) */
+	if (wr->opcode == SOFTRC_WR_RDMA_READ &&
+	    softrc_wqe_npkts(wr, qp->attr.pmtu) > SOFTRC_REQ_MAX_SPAN)
+		return SOFTRC_E_INVAL;
 	if (qp->req.tail - qp->req.head >= qp->st.sq_depth)
 		return SOFTRC_E_FULL;
 

@@ -551,6 +551,9 @@ struct softrc_resp {
 	bool ack_held;
 };
 
+/* Most PSNs outstanding at the requester: below the 2^23 window (req.c). */
+#define SOFTRC_REQ_MAX_SPAN	(SOFTRC_PSN_WINDOW - 1)
+
 /* READ response packets the rx call of a READ may send before pacing. */
 #define SOFTRC_RESP_INLINE	16
 

@@ -279,6 +279,28 @@ static u32 softrc_req_build_atomic(struct softrc_core_qp *qp,
 	return 1;
 }
 
+/*
+ * R-198: the PSN window is 2^23. The peer's responder takes
+ * [epsn - 2^23, epsn) as duplicates, and epsn <= psn_next; our own PSN
+ * comparisons are signed 24-bit differences against una. So the span
+ * [una, psn_next) must stay below 2^23 (SOFTRC_REQ_MAX_SPAN): then every
+ * retransmission from una is a duplicate or the expected PSN there,
+ * never "future". SEND/WRITE grow the span by one PSN a packet
+ * (max_unacked <= 2^22 bounds them); a READ takes all its response PSNs
+ * at once, so a WQE starts only if its PSNs fit. With nothing
+ * outstanding any WQE fits (post rejects a larger READ), so the
+ * requester never wedges here.
+ */
+static bool softrc_req_fits(const struct softrc_core_qp *qp,
+			    const struct softrc_send_wqe *w)
+{
+	const struct softrc_req *req = &qp->req;
+	u32 span = (req->psn_next - req->una) & SOFTRC_PSN_MASK;
+	u32 need = w->wr.opcode == SOFTRC_WR_RDMA_READ ? w->npkts : 1;
+
+	return span + need <= SOFTRC_REQ_MAX_SPAN;
+}
+
 /* Start the POSTED WQE at the cursor: assign its first PSN. */
 static void softrc_req_start(struct softrc_core_qp *qp,
 			     struct softrc_send_wqe *w)
@@ -395,6 +417,8 @@ static bool softrc_req_step_ready(struct softrc_core_qp *qp, u64 now)
 	if (w->state == SOFTRC_WQE_POSTED && softrc_wr_is_local(w->wr.opcode))
 		return softrc_req_local(qp, w);
 	if (w->state == SOFTRC_WQE_POSTED) {
+		if (!softrc_req_fits(qp, w))
+			return false;
 		go = softrc_req_may_start(qp, w);
 		if (!go)
 			return false;
