@@ -281,18 +281,37 @@ TEST(comp_atomic_result_delivered)
 	EXPECT_EQ(1, t.qp.cnt.drop_dup_resp);
 }
 
-TEST(comp_error_nak_flushes_earlier_unanswered_read)
+/*
+ * A fatal NAK past an unanswered READ means the READ's response was sent
+ * and lost: implied NAK, the READ is asked again (not flushed), and the
+ * NAK's error reaches the WRITE once the READ is answered.
+ */
+TEST(comp_error_nak_past_unanswered_read_is_implied_nak)
 {
 	struct ct t;
+	struct softrc_pkt p;
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10, 0));
 	softrc_core_tx(&t.qp, 0, 100);
-	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS, 2);
-	ASSERT_EQ(2, t.ncqe);
-	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[0].status);
-	EXPECT_EQ(SOFTRC_WC_REM_ACCESS_ERR, t.cqe[1].status);
+	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS, 1);
+	EXPECT_EQ(0, t.ncqe);
+	EXPECT_FALSE(t.errored);
+	EXPECT_EQ(1, t.qp.cnt.rem_access_naks_rcvd);
+	EXPECT_EQ(1, t.qp.cnt.implied_naks);
+	EXPECT_EQ(6, t.qp.req.retry_left);
+	EXPECT_LE(1, softrc_core_tx(&t.qp, 2, 100));
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[2].opcode);
+	EXPECT_EQ(1000, t.tx[2].psn);
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 10, 1);
+	ct_rx(&t, &p, 3);
+	EXPECT_EQ(0, t.ncqe);		/* unsignaled success */
+	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS, 1);
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(0x101, t.cqe[0].wr_id);
+	EXPECT_EQ(SOFTRC_WC_REM_ACCESS_ERR, t.cqe[0].status);
+	EXPECT_TRUE(t.errored);
 }
 
 TEST(comp_rnr_nak_waits_then_resends)

@@ -274,7 +274,6 @@ static void softrc_comp_nak(struct softrc_core_qp *qp,
 			    struct softrc_comp_res *res, u64 now)
 {
 	u8 code = softrc_syndrome_value(pkt->syndrome);
-	u32 resume = pkt->psn;
 
 	switch (code) {
 	case SOFTRC_NAK_PSN_SEQ_ERR:
@@ -298,7 +297,17 @@ static void softrc_comp_nak(struct softrc_core_qp *qp,
 		qp->cnt.drop_bad_resp++;
 		return;
 	}
-	softrc_comp_ack_upto(qp, pkt->psn, &resume);
+	/*
+	 * Past an unanswered READ/ATOMIC, the NAK says its response was sent
+	 * and lost: implied NAK, resend it first (like any response past it).
+	 * Failing here would complete that earlier WQE in error although the
+	 * responder executed it.
+	 */
+	if (softrc_comp_ack_upto(qp, pkt->psn, &res->psn)) {
+		qp->cnt.implied_naks++;
+		res->retry = true;
+		return;
+	}
 	softrc_comp_fail_at(qp, pkt->psn, softrc_nak_status[code]);
 }
 
