@@ -399,6 +399,40 @@ TEST(req_window_span_below_2_23)
 		  (t.qp.req.psn_next - t.qp.req.una) & SOFTRC_PSN_MASK);
 }
 
+/*
+ * A credit probe (the first packet of a SEND the peer has no credit for)
+ * asks for an ACK, and so does its retransmission after an RNR NAK:
+ * nothing else is sent until it is acknowledged, so without AckReq the
+ * requester waited for a timeout (with retry_cnt 0: RETRY_EXC_ERR).
+ */
+TEST(req_credit_probe_resent_with_ackreq)
+{
+	struct softrc_pkt p;
+	struct ct t;
+	u64 d;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	softrc_core_tx(&t.qp, 0, 10);
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 0, 1);	/* no credits left */
+	ct_rx(&t, &p, 1);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 2048, 0));
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 2, 10));
+	ASSERT_EQ(2, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[1].opcode);
+	EXPECT_TRUE(t.tx[1].ackreq);
+	EXPECT_EQ(1, t.qp.cnt.credit_probes);
+	p = ct_ack(1001, SOFTRC_AETH_RNR_NAK | 1, 1);
+	ct_rx(&t, &p, 3);
+	d = t.deadline[SOFTRC_TIMER_RNR];
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 10));
+	ASSERT_EQ(3, t.ntx);
+	EXPECT_EQ(1001, t.tx[2].psn);
+	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[2].opcode);
+	EXPECT_TRUE(t.tx[2].ackreq);
+}
+
 TEST(req_post_checks)
 {
 	struct softrc_core_attr attr;

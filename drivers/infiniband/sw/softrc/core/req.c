@@ -332,10 +332,16 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	else
 		used = softrc_req_build_data(qp, w, &pkt, &pl);
 
-	/* AckReq at least every N packets, and on the last the window allows */
+	/*
+	 * AckReq at least every N packets, on the last the window allows,
+	 * and on a credit probe, also when it is resent (after an RNR NAK or
+	 * a timeout): nothing follows it until it is acknowledged.
+	 */
 	if (probe || ++req->since_ackreq >= qp->attr.ackreq_every ||
 	    (u32)softrc_psn_diff(softrc_psn_add(pkt.psn, used), req->una) >=
-	    qp->attr.max_unacked)
+	    qp->attr.max_unacked ||
+	    (req->wait_idle &&
+	     softrc_psn_add(pkt.psn, used) == req->psn_next))
 		pkt.ackreq = true;
 	if (pkt.ackreq)
 		req->since_ackreq = 0;
