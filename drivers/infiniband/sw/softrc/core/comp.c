@@ -244,6 +244,7 @@ static void softrc_comp_rnr_wait(struct softrc_core_qp *qp,
 				 const struct softrc_pkt *pkt, u64 now)
 {
 	struct softrc_req *req = &qp->req;
+	u64 wait = softrc_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome));
 
 	if (qp->attr.rnr_retry != 7) {
 		if (!req->rnr_left) {
@@ -258,8 +259,7 @@ static void softrc_comp_rnr_wait(struct softrc_core_qp *qp,
 	req->gbn_active = false;
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RNR,
-			    softrc_req_deadline(qp, now,
-						softrc_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome))));
+			    softrc_req_deadline(qp, now, wait));
 }
 
 static const u8 softrc_nak_status[] = {
