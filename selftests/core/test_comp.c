@@ -281,18 +281,37 @@ TEST(comp_atomic_result_delivered)
 	EXPECT_EQ(1, t.qp.cnt.drop_dup_resp);
 }
 
-TEST(comp_error_nak_flushes_earlier_unanswered_read)
+/*
+ * A fatal NAK past an unanswered READ means the READ's response was sent
+ * and lost: implied NAK, the READ is asked again (not flushed), and the
+ * NAK's error reaches the WRITE once the READ is answered.
+ */
+TEST(comp_error_nak_past_unanswered_read_is_implied_nak)
 {
 	struct ct t;
+	struct softrc_pkt p;
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10, 0));
 	softrc_core_tx(&t.qp, 0, 100);
-	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS, 2);
-	ASSERT_EQ(2, t.ncqe);
-	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[0].status);
-	EXPECT_EQ(SOFTRC_WC_REM_ACCESS_ERR, t.cqe[1].status);
+	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS, 1);
+	EXPECT_EQ(0, t.ncqe);
+	EXPECT_FALSE(t.errored);
+	EXPECT_EQ(1, t.qp.cnt.rem_access_naks_rcvd);
+	EXPECT_EQ(1, t.qp.cnt.implied_naks);
+	EXPECT_EQ(6, t.qp.req.retry_left);
+	EXPECT_LE(1, softrc_core_tx(&t.qp, 2, 100));
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[2].opcode);
+	EXPECT_EQ(1000, t.tx[2].psn);
+	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 10, 1);
+	ct_rx(&t, &p, 3);
+	EXPECT_EQ(0, t.ncqe);		/* unsignaled success */
+	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS, 1);
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(0x101, t.cqe[0].wr_id);
+	EXPECT_EQ(SOFTRC_WC_REM_ACCESS_ERR, t.cqe[0].status);
+	EXPECT_TRUE(t.errored);
 }
 
 TEST(comp_rnr_nak_waits_then_resends)
@@ -318,6 +337,66 @@ TEST(comp_rnr_nak_waits_then_resends)
 	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
 	EXPECT_EQ(1001, t.tx[2].psn);
 	EXPECT_NE(0, t.deadline[SOFTRC_TIMER_RETRY]);
+}
+
+/*
+ * rnr_retry 1 allows exactly one RNR retry, also when the first RNR NAK
+ * acknowledges an earlier WQE (progress resets the counter before the
+ * NAK's own retry is spent, not after).
+ */
+TEST(comp_rnr_retry_counted_when_nak_also_acks)
+{
+	struct softrc_core_attr attr;
+	struct ct t;
+	u64 d;
+
+	ct_attr_default(&attr);
+	attr.rnr_retry = 1;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	softrc_core_tx(&t.qp, 0, 100);
+	rx_ack(&t, 1001, SOFTRC_AETH_RNR_NAK | 1, 1);	/* ACKs 1000 too */
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_REQ_RNR_WAIT, t.qp.req.state);
+	EXPECT_EQ(0, t.qp.req.rnr_left);
+	d = t.deadline[SOFTRC_TIMER_RNR];
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
+	EXPECT_EQ(1001, t.tx[2].psn);
+	rx_ack(&t, 1001, SOFTRC_AETH_RNR_NAK | 1, 1);	/* the retry spent */
+	ASSERT_EQ(2, t.ncqe);
+	EXPECT_EQ(0x101, t.cqe[1].wr_id);
+	EXPECT_EQ(SOFTRC_WC_RNR_RETRY_EXC_ERR, t.cqe[1].status);
+	EXPECT_EQ(2, t.qp.cnt.rnr_naks_rcvd);
+	EXPECT_EQ(1, t.qp.cnt.rnr_retry_exceeded);
+	EXPECT_TRUE(t.errored);
+}
+
+/* A duplicated RNR NAK during the wait is the same NAK: one retry spent. */
+TEST(comp_rnr_duplicate_nak_not_counted)
+{
+	struct softrc_core_attr attr;
+	struct ct t;
+	u64 d;
+
+	ct_attr_default(&attr);
+	attr.rnr_retry = 1;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	softrc_core_tx(&t.qp, 0, 100);
+	rx_ack(&t, 1000, SOFTRC_AETH_RNR_NAK | 1, 0);
+	d = t.deadline[SOFTRC_TIMER_RNR];
+	rx_ack(&t, 1000, SOFTRC_AETH_RNR_NAK | 1, 0);	/* its duplicate */
+	EXPECT_EQ(0, t.ncqe);
+	EXPECT_EQ(SOFTRC_REQ_RNR_WAIT, t.qp.req.state);
+	EXPECT_EQ(d, t.deadline[SOFTRC_TIMER_RNR]);
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
+	rx_ack(&t, 1000, SOFTRC_AETH_RNR_NAK | 1, 0);
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_RNR_RETRY_EXC_ERR, t.cqe[0].status);
 }
 
 TEST(comp_set_error_flushes_both_queues)
@@ -372,6 +451,38 @@ TEST(comp_msn_beyond_posted_ignored)
 	rx_ack(&t, 1001, SOFTRC_AETH_ACK | 31, 1);	/* MSN alone retires */
 	EXPECT_EQ(1, t.qp.req.msn);
 	EXPECT_EQ(1, t.ncqe);
+}
+
+/*
+ * An MSN covering a message not yet sent to its end (5 of 20 packets
+ * out) is bogus: the packet is dropped and counted, nothing retires, and
+ * the QP goes on (it used to retire the SEND, put una past psn_next and
+ * wedge the next WQE).
+ */
+TEST(comp_msn_beyond_sent_dropped)
+{
+	struct ct t;
+	int n;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 20 * 1024, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	EXPECT_EQ(5, softrc_core_tx(&t.qp, 0, 5));
+	EXPECT_EQ(1005, t.qp.req.psn_next);
+	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 1);
+	EXPECT_EQ(0, t.ncqe);
+	EXPECT_EQ(1, t.qp.cnt.drop_bad_resp);
+	EXPECT_EQ(0, t.qp.req.msn);
+	EXPECT_EQ(1000, t.qp.req.una);
+	/* the rest goes out, the real ACKs retire both */
+	n = softrc_core_tx(&t.qp, 2, 100);
+	EXPECT_EQ(16, n);
+	EXPECT_EQ(1021, t.qp.req.psn_next);
+	rx_ack(&t, 1020, SOFTRC_AETH_ACK | 31, 2);
+	ASSERT_EQ(2, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[1].status);
+	EXPECT_TRUE(softrc_core_idle(&t.qp));
 }
 
 /* A local WQE completes in post order, after a large WRITE before it. */

@@ -314,6 +314,125 @@ TEST(req_timer_early_or_stale_fire)
 	EXPECT_EQ(1, t.qp.cnt.timeouts);
 }
 
+/*
+ * Every deadline includes the glue clock's slack: the "now" passed in may
+ * lag real time by that much, and no timer may expire before its IBTA
+ * minimum (ACK timeout 4.096 us * 2^t, RNR table 45) in real time.
+ */
+TEST(req_deadlines_include_clock_slack)
+{
+	struct softrc_core_attr attr;
+	struct softrc_pkt p;
+	struct ct t;
+	u64 slack = 4000000, d;
+
+	ct_attr_default(&attr);
+	attr.clock_slack_ns = slack;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	softrc_core_tx(&t.qp, 100, 1);
+	EXPECT_EQ(100 + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
+	/* the timeout re-arms from the expiry time */
+	d = t.deadline[SOFTRC_TIMER_RETRY];
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	EXPECT_EQ(1, t.qp.cnt.timeouts);
+	EXPECT_EQ(d + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
+	softrc_core_tx(&t.qp, d, 10);
+	/* progress re-arms */
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, d + 7);
+	EXPECT_EQ(d + 7 + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
+	/* RNR back-off, then the retry timer armed when it ends */
+	p = ct_ack(1001, SOFTRC_AETH_RNR_NAK | 1, 1);
+	ct_rx(&t, &p, d + 9);
+	EXPECT_EQ(d + 9 + 10000 + slack, t.deadline[SOFTRC_TIMER_RNR]);
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d + 9 + 10000 + slack);
+	EXPECT_EQ(d + 9 + 10000 + slack + (4096ull << 10) + slack,
+		  t.deadline[SOFTRC_TIMER_RETRY]);
+	/* a sequence-error NAK re-arms too */
+	softrc_core_tx(&t.qp, d + 20000 + slack, 10);
+	p = ct_ack(1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
+	ct_rx(&t, &p, 3 * d);
+	EXPECT_EQ(3 * d + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
+}
+
+/*
+ * R-198: the span [una, psn_next) stays below 2^23. A READ of
+ * 2^31 - 256 bytes at PMTU 256 takes 2^23 - 1 PSNs: behind an
+ * unacknowledged SEND it would reach the window edge (the SEND's
+ * retransmission would be "future" at the responder), so it waits for the
+ * SEND's ACK. A READ of 2^31 bytes (2^23 PSNs) could never fit: EINVAL.
+ */
+TEST(req_window_span_below_2_23)
+{
+	struct softrc_core_attr attr;
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_attr_default(&attr);
+	attr.pmtu = 256;
+	attr.sq_psn = 5000;
+	ct_init(&t, &attr);
+	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_RDMA_READ, 1u << 31, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, (1u << 31) - 256,
+			     SOFTRC_SEND_SIGNALED));
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(5001, t.qp.req.psn_next);
+	p = ct_ack(5000, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, 1);
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 2, 100));
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[1].opcode);
+	EXPECT_EQ(5001, t.tx[1].psn);
+	EXPECT_EQ(SOFTRC_PSN_WINDOW - 1,
+		  (t.qp.req.psn_next - t.qp.req.una) & SOFTRC_PSN_MASK);
+	/* nothing more may start until the READ is answered */
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 0, 0));
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 3, 100));
+	/* a timeout resends the READ request: the window still holds */
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 1ull << 40, 100));
+	EXPECT_EQ(5001, t.tx[2].psn);
+	EXPECT_EQ(SOFTRC_PSN_WINDOW - 1,
+		  (t.qp.req.psn_next - t.qp.req.una) & SOFTRC_PSN_MASK);
+}
+
+/*
+ * A credit probe (the first packet of a SEND the peer has no credit for)
+ * asks for an ACK, and so does its retransmission after an RNR NAK:
+ * nothing else is sent until it is acknowledged, so without AckReq the
+ * requester waited for a timeout (with retry_cnt 0: RETRY_EXC_ERR).
+ */
+TEST(req_credit_probe_resent_with_ackreq)
+{
+	struct softrc_pkt p;
+	struct ct t;
+	u64 d;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	softrc_core_tx(&t.qp, 0, 10);
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 0, 1);	/* no credits left */
+	ct_rx(&t, &p, 1);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 2048, 0));
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, 2, 10));
+	ASSERT_EQ(2, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[1].opcode);
+	EXPECT_TRUE(t.tx[1].ackreq);
+	EXPECT_EQ(1, t.qp.cnt.credit_probes);
+	p = ct_ack(1001, SOFTRC_AETH_RNR_NAK | 1, 1);
+	ct_rx(&t, &p, 3);
+	d = t.deadline[SOFTRC_TIMER_RNR];
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 10));
+	ASSERT_EQ(3, t.ntx);
+	EXPECT_EQ(1001, t.tx[2].psn);
+	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[2].opcode);
+	EXPECT_TRUE(t.tx[2].ackreq);
+}
+
 TEST(req_post_checks)
 {
 	struct softrc_core_attr attr;

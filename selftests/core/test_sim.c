@@ -8,8 +8,13 @@
  * SOFTRC_SIM_SCENARIOS=n sets the total (default 10000, 2500 in the
  * ASan build; split over the TESTs below); SOFTRC_SIM_SEED=s replays one
  * scenario verbosely (add SOFTRC_SIM_PRINT=1 for a packet log);
- * SOFTRC_SIM_SEED_BASE=b shifts the seeds for long campaigns. A failing
- * seed is printed.
+ * SOFTRC_SIM_SEED_BASE=b shifts the seeds for long campaigns;
+ * SOFTRC_SIM_FLAGS=n turns on the scenario parts that need responder
+ * fixes (SIM_SCN_* in sim.h; also for a replay). A failing seed is
+ * printed.
+ *
+ * Also: timers on a coarse glue clock, and parser rejects handed to
+ * softrc_core_rx_invalid(), each in a named deterministic run.
  *
  * Context: host user space only.
  */
@@ -36,6 +41,20 @@ static u64 sim_total(void)
 	return e ? strtoull(e, NULL, 0) : SIM_DEFAULT;
 }
 
+/*
+ * The scenario parts that need the responder fixes of review findings 1
+ * and 2 (see sim.h): 0 until they are merged, then
+ * SIM_SCN_PSN_CYCLE | SIM_SCN_HELD_NAK. SOFTRC_SIM_FLAGS=n overrides.
+ */
+#define SIM_FLAGS_DEFAULT	0
+
+static u32 sim_flags(void)
+{
+	const char *e = getenv("SOFTRC_SIM_FLAGS");
+
+	return e ? strtoul(e, NULL, 0) : SIM_FLAGS_DEFAULT;
+}
+
 static int sim_part(struct __test_metadata *_metadata, int part)
 {
 	const char *replay = getenv("SOFTRC_SIM_SEED");
@@ -46,6 +65,7 @@ static int sim_part(struct __test_metadata *_metadata, int part)
 	struct timespec t0, t1;
 	char why[256];
 
+	sim_scn_flags = sim_flags();
 	if (replay) {
 		u64 seed = strtoull(replay, NULL, 0);
 
@@ -72,11 +92,14 @@ static int sim_part(struct __test_metadata *_metadata, int part)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	TH_LOG("%llu scenarios, %llu WRs, %llu pkts, %llu MB, %llu retry-exc, %llu inj, %.2f s",
+	TH_LOG("%llu scenarios, %llu WRs, %llu pkts, %llu MB, %llu retry-exc, %llu rnr-exc, %llu inj, %llu malformed, %llu timer expiries, %.2f s",
 	       (unsigned long long)i, (unsigned long long)st.wrs,
 	       (unsigned long long)st.pkts, (unsigned long long)(st.bytes >> 20),
 	       (unsigned long long)st.retry_exc,
+	       (unsigned long long)st.rnr_exc,
 	       (unsigned long long)st.errors_injected,
+	       (unsigned long long)st.malformed,
+	       (unsigned long long)st.timer_fires,
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return fails ? 1 : 0;
 }
@@ -112,6 +135,122 @@ TEST_F_TIMEOUT(sim, random_scenarios_part2, 600)
 TEST_F_TIMEOUT(sim, random_scenarios_part3, 600)
 {
 	ASSERT_EQ(0, sim_part(_metadata, 3));
+}
+
+/*
+ * Scenarios that need a responder fix (SIM_SCN_*): skipped until
+ * SIM_FLAGS_DEFAULT (or SOFTRC_SIM_FLAGS) has the flag; then 2000 runs
+ * with it.
+ */
+static void sim_flagged(struct __test_metadata *_metadata, u32 flag)
+{
+	u64 i, n = 2000, fails = 0;
+	struct sim_scn_stats st = { 0 };
+	char why[256];
+
+	if (!(sim_flags() & flag))
+		SKIP(return, "needs the responder fix (SOFTRC_SIM_FLAGS=%u)", flag);
+	sim_scn_flags = flag;
+	for (i = 0; i < n && fails < 5; i++) {
+		u64 seed = 7000001ull + i;
+
+		if (sim_random_scenario(seed, false, &st, why, sizeof(why))) {
+			TH_LOG("FAILED seed %llu (replay: SOFTRC_SIM_FLAGS=%u SOFTRC_SIM_SEED=%llu): %s",
+			       (unsigned long long)seed, flag,
+			       (unsigned long long)seed, why);
+			fails++;
+		}
+	}
+	ASSERT_EQ(0, fails);
+}
+
+/* Finding 1: stale READ/ATOMIC resources after a full PSN cycle. */
+TEST(sim_psn_cycle_scenarios)
+{
+	sim_flagged(_metadata, SIM_SCN_PSN_CYCLE);
+}
+
+/* Finding 2: a fatal NAK must not overtake earlier READ responses. */
+TEST(sim_held_fatal_nak_scenarios)
+{
+	sim_flagged(_metadata, SIM_SCN_HELD_NAK);
+}
+
+/*
+ * The glue's clock is coarse (1 ms ticks, up to 2 ms behind) and jumps,
+ * the hrtimer exact: over a lossy link (timeouts) with late receives
+ * (RNR NAKs of 10 us: receives every 5 ms), no timer is armed or acts below its IBTA minimum
+ * on exact time, and no request leaves during an RNR wait (sim.c checks).
+ */
+TEST(sim_coarse_clock_timers_never_early)
+{
+	struct softrc_core_attr a = {
+		.pmtu = 1024, .sq_psn = 0xfffff0, .rq_psn = 7, .pkey = 0xffff,
+		.timeout = 6, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
+		.min_rnr_timer = 1, .clock_slack_ns = 2000000,
+	};
+	struct softrc_send_wr wr = {
+		.opcode = SOFTRC_WR_SEND, .length = 3000,
+		.send_flags = SOFTRC_SEND_SIGNALED,
+	};
+	struct sim sim;
+	int i;
+
+	sim_init(&sim, &a, 64 << 10, 5);
+	sim.tick_ns = 1000000;
+	sim.link.loss = 0.2;
+	for (i = 0; i < 16; i++) {
+		wr.wr_id = i;
+		ASSERT_LE(0, sim_post_send(&sim, 0, &wr, 0));
+		sim_post_recv_at(&sim, 1, 5000000ull * (i + 1), i, 4096, 8192);
+	}
+	ASSERT_TRUE(sim_run(&sim, 1ull << 40));
+	EXPECT_EQ(0, sim.violations);
+	if (sim.violations)
+		TH_LOG("%s", sim.why);
+	EXPECT_LT(0, sim.ep[0].qp.cnt.timeouts);
+	EXPECT_LT(0, sim.ep[0].qp.cnt.rnr_naks_rcvd);
+	EXPECT_LE(sim.ep[0].qp.cnt.timeouts, sim.timer_fires);
+	ASSERT_EQ(16, sim.ep[0].ncqe);
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(SOFTRC_WC_SUCCESS, sim.ep[0].cqe[i].c.status);
+	sim_free(&sim);
+}
+
+/*
+ * A request the parser rejects with its BTH intact (2 bytes too long)
+ * goes to softrc_core_rx_invalid(), as in the glue: at the expected PSN
+ * it draws NAK invalid request, and the requester's WR fails with
+ * REM_INV_REQ_ERR (it used to be dropped and silently resent).
+ */
+TEST(sim_parse_reject_feeds_rx_invalid)
+{
+	struct softrc_core_attr a = {
+		.pmtu = 1024, .sq_psn = 100, .rq_psn = 200, .pkey = 0xffff,
+		.timeout = 8, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
+	};
+	struct softrc_send_wr wr = {
+		.opcode = SOFTRC_WR_SEND, .length = 100,
+		.send_flags = SOFTRC_SEND_SIGNALED,
+	};
+	struct sim sim;
+
+	sim_init(&sim, &a, 64 << 10, 6);
+	ASSERT_LE(0, sim_post_recv(&sim, 1, 1, 256, 4096));
+	ASSERT_LE(0, sim_post_send(&sim, 0, &wr, 0));
+	sim.link.malform = 1;
+	sim_kick(&sim);
+	sim.link.malform = 0;
+	ASSERT_TRUE(sim_run(&sim, 1ull << 40));
+	EXPECT_EQ(1, sim.malformed);
+	EXPECT_EQ(1, sim.parse_drops);
+	EXPECT_EQ(1, sim.ep[1].qp.cnt.drop_malformed);
+	EXPECT_EQ(1, sim.ep[1].qp.cnt.inv_req_naks_sent);
+	EXPECT_TRUE(sim.ep[1].errored);
+	ASSERT_EQ(1, sim.ep[0].ncqe);
+	EXPECT_EQ(SOFTRC_WC_REM_INV_REQ_ERR, sim.ep[0].cqe[0].c.status);
+	EXPECT_EQ(0, sim.violations);
+	sim_free(&sim);
 }
 
 /* A bit flip anywhere after the IP/UDP header is caught, never accepted. */

@@ -37,6 +37,28 @@ double sim_randf(struct sim *sim)
 	return (sim_rand(sim) >> 11) * (1.0 / 9007199254740992.0);
 }
 
+static u64 sim_mix(u64 z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * Coarse: tick k reads k * tick - r_k, r_k in [0, tick) fixed per tick
+ * (the timekeeping remainder): monotonic, lagging by less than 2 ticks.
+ */
+u64 sim_glue_now(struct sim *sim)
+{
+	u64 k, r;
+
+	if (!sim->tick_ns)
+		return sim->now;
+	k = sim->now / sim->tick_ns;
+	r = sim_mix(k ^ 0x7e57c10c) % sim->tick_ns;
+	return k * sim->tick_ns > r ? k * sim->tick_ns - r : 0;
+}
+
 static void sim_violation(struct sim *sim, const char *msg, u64 a, u64 b)
 {
 	if (!sim->violations++)
@@ -133,6 +155,13 @@ static void sim_check_wire(struct sim_ep *ep, const struct softrc_pkt *pkt)
 		    !softrc_psn_lt(pkt->psn, qp->req.psn_next))
 			sim_violation(sim, "request PSN outside window", pkt->psn,
 				      qp->req.una);
+		if (((qp->req.psn_next - qp->req.una) & SOFTRC_PSN_MASK) >=
+		    SOFTRC_PSN_WINDOW)
+			sim_violation(sim, "outstanding PSNs reach 2^23",
+				      qp->req.una, qp->req.psn_next);
+		if (sim->now < ep->rnr_quiet_until)
+			sim_violation(sim, "request before the RNR wait ended",
+				      pkt->psn, ep->rnr_quiet_until - sim->now);
 		return;
 	}
 	if (softrc_psn_gt(pkt->psn, qp->resp.epsn))
@@ -191,11 +220,12 @@ static u32 sim_trailer(struct sim *sim, const u8 *l3, u32 len)
 	return softrc_icrc_calc(l3, false, len);
 }
 
+/* @extra: bytes appended after the pad (2 makes a malformed packet). */
 static struct sim_pkt *sim_serialise(struct sim_ep *ep,
 				     const struct softrc_pkt *pkt,
-				     const struct softrc_buf *pl)
+				     const struct softrc_buf *pl, u32 extra)
 {
-	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
+	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen) + extra;
 	u32 hlen = pkt->op->hdr_len;
 	u32 len = SIM_L3_BYTES + hlen + plen + pad + SOFTRC_ICRC_BYTES;
 	struct sim_pkt *p = malloc(sizeof(*p) + len);
@@ -246,7 +276,12 @@ static void sim_xmit(void *ctx, const struct softrc_pkt *pkt,
 		sim_violation(sim, "payload ref length", pl->len,
 			      pkt->payload_len);
 	sim->wire_pkts++;
-	p = sim_serialise(ep, pkt, pl);
+	if (l->malform > 0 && sim_randf(sim) < l->malform) {
+		sim->malformed++;
+		p = sim_serialise(ep, pkt, pl, 2);
+	} else {
+		p = sim_serialise(ep, pkt, pl, 0);
+	}
 	if (sim->filter && sim->filter(sim, ep->id, pkt, sim->filter_arg))
 		drop = true;
 	if (l->loss > 0 && sim_randf(sim) < l->loss)
@@ -378,11 +413,36 @@ static void sim_complete(void *ctx, const struct softrc_cqe *cqe)
 	ep->ncqe++;
 }
 
+/* The IBTA minimum of timer @id as armed now (9.7.6.1.3, table 45). */
+static u64 sim_timer_min(struct sim_ep *ep, enum softrc_timer_id id)
+{
+	if (id == SOFTRC_TIMER_RETRY)
+		return softrc_ack_timeout_ns(ep->qp.attr.timeout);
+	return softrc_rnr_timer_ns(softrc_syndrome_value(ep->rx_syndrome));
+}
+
+/*
+ * A new deadline must lie at least the IBTA minimum after the exact time
+ * it is armed at, whatever the glue clock said (re-asking for the same
+ * deadline after an early expiry is not a new one).
+ */
 static void sim_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
 {
 	struct sim_ep *ep = ctx;
+	struct sim *sim = ep->sim;
 
 	ep->deadline[id] = deadline;
+	if (!deadline || deadline == ep->armed[id]) {
+		ep->armed[id] = deadline;
+		return;
+	}
+	ep->armed[id] = deadline;
+	ep->arm_min[id] = sim->now + sim_timer_min(ep, id);
+	if (deadline < ep->arm_min[id])
+		sim_violation(sim, id == SOFTRC_TIMER_RETRY ?
+			      "retry timer armed below its IBTA minimum" :
+			      "RNR timer armed below its IBTA minimum",
+			      ep->arm_min[id] - deadline, id);
 }
 
 static void sim_qp_error(void *ctx)
@@ -572,7 +632,7 @@ void sim_kick(struct sim *sim)
 		do {
 			u64 before = sim->wire_pkts;
 
-			n = softrc_core_tx(qp, sim->now, budget);
+			n = softrc_core_tx(qp, sim_glue_now(sim), budget);
 			if (sim->wire_pkts - before > budget)
 				sim_violation(sim, "tx sent more than its budget",
 					      sim->wire_pkts - before, budget);
@@ -601,24 +661,71 @@ u64 sim_next_event(struct sim *sim)
 	return t;
 }
 
+/*
+ * A response-side packet, with the RNR checks: rnr_retry n allows n
+ * RNR waits since una last moved, the (n + 1)th RNR NAK fails the WQE
+ * (7 = never); a duplicated RNR NAK during the wait is not a new one.
+ * Once waiting, no request may leave before the NAK's RNR time (exact).
+ */
+static void sim_deliver_resp(struct sim *sim, struct sim_ep *ep,
+			     const struct softrc_pkt *pkt, void *rx)
+{
+	struct softrc_core_qp *qp = &ep->qp;
+	u32 una = qp->req.una;
+	u8 state = qp->req.state;
+	u64 exc = qp->cnt.rnr_retry_exceeded;
+	bool rnr = pkt->opcode == SOFTRC_OP_ACKNOWLEDGE &&
+		   softrc_syndrome_type(pkt->syndrome) == SOFTRC_AETH_RNR_NAK;
+	bool waits;
+
+	ep->rx_syndrome = pkt->syndrome;
+	softrc_core_rx(qp, pkt, rx, sim_glue_now(sim));
+	if (qp->req.una != una)
+		ep->rnr_rounds = 0;
+	waits = qp->req.state == SOFTRC_REQ_RNR_WAIT &&
+		(state != SOFTRC_REQ_RNR_WAIT || qp->req.una != una);
+	if (!rnr || (!waits && qp->cnt.rnr_retry_exceeded == exc))
+		return;
+	ep->rnr_rounds++;
+	if (waits)
+		ep->rnr_quiet_until = sim->now +
+			softrc_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome));
+	if (qp->cnt.rnr_retry_exceeded != exc &&
+	    (qp->attr.rnr_retry == 7 ||
+	     ep->rnr_rounds != qp->attr.rnr_retry + 1u))
+		sim_violation(sim, "RNR retries miscounted", ep->rnr_rounds,
+			      qp->attr.rnr_retry);
+}
+
 static void sim_deliver(struct sim *sim, struct sim_pkt *p)
 {
 	struct sim_ep *ep = &sim->ep[p->dst];
 	u8 *bth = p->data + SIM_L3_BYTES;
 	u32 blen = p->len - SIM_L3_BYTES;
 	struct softrc_pkt pkt;
+	int status;
 
 	if (sim_trailer(sim, p->data, p->len - SOFTRC_ICRC_BYTES) !=
 	    softrc_icrc_get(p->data + p->len - SOFTRC_ICRC_BYTES)) {
 		sim->crc_drops++;
 		return;
 	}
-	if (softrc_parse(bth, blen, blen, ep->qp.attr.pmtu, &pkt) !=
-	    SOFTRC_PARSE_OK) {
+	status = softrc_parse(bth, blen, blen, ep->qp.attr.pmtu, &pkt);
+	if (status != SOFTRC_PARSE_OK) {
+		u64 naks = ep->qp.cnt.inv_req_naks_sent;
+
+		/* as the glue: with the BTH valid the engine decides */
 		sim->parse_drops++;
+		if (status > SOFTRC_PARSE_RESV7_SET)
+			softrc_core_rx_invalid(&ep->qp, &pkt);
+		ep->malformed_naks += ep->qp.cnt.inv_req_naks_sent - naks;
 		return;
 	}
-	softrc_core_rx(&ep->qp, &pkt, bth, sim->now);
+	if (softrc_pkt_has(&pkt, SOFTRC_OPF_REQ)) {
+		softrc_core_rx(&ep->qp, &pkt, bth, sim_glue_now(sim));
+		return;
+	}
+	sim_deliver_resp(sim, ep, &pkt, bth);
 }
 
 /* Post the deferred receives that are due, keeping their order. */
@@ -635,6 +742,31 @@ static void sim_run_defers(struct sim *sim)
 			sim_post_recv(sim, d.ep, d.wr_id, d.len, d.off);
 	}
 	sim->ndefer = j;
+}
+
+/*
+ * The hrtimer fires at the deadline on the exact clock; when the engine
+ * acts on it (a timeout, the end of an RNR wait), that must be no
+ * earlier than the IBTA minimum after the timer was armed.
+ */
+static void sim_fire(struct sim *sim, struct sim_ep *ep,
+		     enum softrc_timer_id id)
+{
+	struct softrc_core_qp *qp = &ep->qp;
+	u64 timeouts = qp->cnt.timeouts, min = ep->arm_min[id];
+	u8 state = qp->req.state;
+	bool acted;
+
+	softrc_core_timer(qp, id, sim->now);
+	acted = id == SOFTRC_TIMER_RETRY ? qp->cnt.timeouts != timeouts :
+		state == SOFTRC_REQ_RNR_WAIT &&
+		qp->req.state != SOFTRC_REQ_RNR_WAIT;
+	if (!acted)
+		return;
+	sim->timer_fires++;
+	if (sim->now < min)
+		sim_violation(sim, "timer fired before its IBTA minimum",
+			      min - sim->now, id);
 }
 
 bool sim_step(struct sim *sim)
@@ -665,7 +797,7 @@ bool sim_step(struct sim *sim)
 			if (!ep->deadline[id] || ep->deadline[id] > sim->now)
 				continue;
 			ep->deadline[id] = 0;
-			softrc_core_timer(&ep->qp, id, sim->now);
+			sim_fire(sim, ep, id);
 		}
 	}
 	sim_kick(sim);

@@ -74,6 +74,13 @@ struct sim_ep {
 	bool errored;
 	u32 last_msn;			/* last MSN this side sent */
 	bool msn_seen;
+	/* timer checks, on exact time (sim.now) */
+	u64 armed[SOFTRC_TIMER_NR];	/* last deadline the engine asked for */
+	u64 arm_min[SOFTRC_TIMER_NR];	/* its IBTA minimum: arm time + T */
+	u8 rx_syndrome;			/* AETH syndrome of the packet in rx */
+	u64 rnr_quiet_until;		/* no request before: RNR wait */
+	u32 rnr_rounds;			/* RNR waits since una last moved */
+	u64 malformed_naks;		/* NAK InvReq for a parser reject */
 };
 
 struct sim_link {
@@ -84,6 +91,7 @@ struct sim_link {
 	double corrupt;		/* flip one bit */
 	u64 delay_ns;		/* base one-way delay */
 	u64 jitter_ns;		/* extra delay of a reordered packet, max */
+	double malform;		/* sent 2 bytes too long: a parser reject */
 };
 
 struct sim_pkt;
@@ -91,7 +99,14 @@ struct sim_pkt;
 struct sim {
 	struct sim_ep ep[2];
 	struct sim_link link;
-	u64 now;
+	u64 now;		/* exact time: the hrtimer's clock */
+	/*
+	 * The glue's packet-path clock (softrc_now()): 0 = exact, else
+	 * coarse like ktime_get_coarse_ns(): it moves once a tick of
+	 * @tick_ns, by whole intervals with a varying remainder, so it lags
+	 * sim.now by less than 2 * @tick_ns (the glue's clock_slack_ns).
+	 */
+	u64 tick_ns;
 	u64 rng;
 	u64 seq;
 	struct sim_pkt **heap;
@@ -112,6 +127,8 @@ struct sim {
 	u32 ntrace, trace_cap;
 	/* link and checker counters */
 	u64 wire_pkts, wire_drops, wire_dups, crc_drops, parse_drops;
+	u64 malformed;		/* packets sent malformed */
+	u64 timer_fires;	/* retry/RNR expiries checked against IBTA */
 	u64 violations;
 	char why[256];		/* first invariant violation */
 };
@@ -152,6 +169,8 @@ bool sim_run(struct sim *sim, u64 max_ns);
 void sim_run_until(struct sim *sim, u64 t);
 /* Deliver nothing, just let virtual time pass to @t firing timers. */
 u64 sim_next_event(struct sim *sim);
+/* The glue's clock now (see sim.tick_ns). */
+u64 sim_glue_now(struct sim *sim);
 
 u64 sim_rand(struct sim *sim);
 double sim_randf(struct sim *sim);
@@ -159,9 +178,24 @@ double sim_randf(struct sim *sim);
 /* One seeded random scenario with all invariant checks; 0 = pass. */
 struct sim_scn_stats {
 	u64 wrs, pkts, bytes, retry_exc, errors_injected;
+	u64 rnr_exc, malformed, timer_fires;
 };
 
 int sim_random_scenario(u64 seed, bool verbose, struct sim_scn_stats *st,
 			char *why, size_t why_len);
+
+/*
+ * Scenario parts that fail on responder bugs (review findings 1 and 2)
+ * until the responder fixes are in; off by default (sim_scn_flags):
+ *  SIM_SCN_PSN_CYCLE: a quarter of the runs stop halfway, fast-forward
+ *	both QPs by a full 2^24 PSN cycle (as if 2^24 - n zero-length
+ *	WRITEs had passed) with the READ/ATOMIC resources of the first half
+ *	still saved, then post the rest on the same PSNs;
+ *  SIM_SCN_HELD_NAK: on a clean link, every WR before an injected bad
+ *	one must succeed (a fatal NAK may not overtake READ responses).
+ */
+#define SIM_SCN_PSN_CYCLE	BIT(0)
+#define SIM_SCN_HELD_NAK	BIT(1)
+extern u32 sim_scn_flags;
 
 #endif /* SOFTRC_SELFTEST_SIM_H */

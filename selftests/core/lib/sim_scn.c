@@ -3,8 +3,14 @@
  * Seeded random scenarios for the simulator and the invariants checked
  * after each run:
  *  - every posted WR completes exactly once, in post order, with a status
- *    the scenario allows (success unless an error was injected or the
- *    link lost packets, in which case RETRY_EXC_ERR may end the QP);
+ *    the scenario allows: success, or a first error with a cause (the
+ *    injected bad WR's NAK status, RETRY_EXC_ERR on a lossy link or with
+ *    the peer in ERROR, RNR_RETRY_EXC_ERR with rnr_retry < 7, the NAK of
+ *    a malformed packet), then WR_FLUSH_ERR for every later WR; a flush
+ *    first only when the QP's own responder failed it;
+ *  - random retry_cnt / rnr_retry; RNR retries counted exactly, no
+ *    request during an RNR wait, no timer below its IBTA minimum on
+ *    exact time while the glue clock is coarse (checked in sim.c);
  *  - placed bytes equal sent bytes (SEND, WRITE, READ), atomics return
  *    the original value and change the cell as specified;
  *  - every memory byte is written at most once (SEND/WRITE/ATOMIC and
@@ -37,6 +43,7 @@ struct scn_wr {
 	int recv_idx;
 	u64 init;
 	bool bad;
+	bool unposted;		/* second half not posted: QP already in ERROR */
 };
 
 struct scn {
@@ -50,7 +57,10 @@ struct scn {
 	u64 bump[2];
 	bool lossy, injected;
 	int inj;
+	bool cycle;		/* SIM_SCN_PSN_CYCLE run */
 };
+
+u32 sim_scn_flags;
 
 static const u8 scn_ops[] = {
 	SOFTRC_WR_SEND, SOFTRC_WR_SEND_WITH_IMM, SOFTRC_WR_SEND_WITH_INV,
@@ -207,9 +217,31 @@ static void scn_setup(struct scn *s, u64 seed, struct softrc_core_attr *attr,
 		if (!s->injected)
 			s->inj = -1;
 	}
+	/* retries: often the maximum (7), else any count, RNR 7 = infinite */
+	attr->retry_cnt = sim_rand(sim) % 2 ? 7 : sim_rand(sim) % 8;
+	attr->rnr_retry = sim_rand(sim) % 2 ? 7 : sim_rand(sim) % 8;
+	/* the glue clock: exact, or coarse with ticks of 1 us .. 1 ms */
+	sim->tick_ns = sim_rand(sim) % 2 ? 0 : 1000 + sim_rand(sim) % 1000000;
+	attr->clock_slack_ns = 2 * sim->tick_ns;
+	/* rarely, packets a parser rejects (BTH valid: rx_invalid) */
+	if (s->lossy && sim_rand(sim) % 8 == 0)
+		l->malform = sim_randf(sim) * 0.01;
+	s->cycle = (sim_scn_flags & SIM_SCN_PSN_CYCLE) && sim_rand(sim) % 4 == 0;
 }
 
 static const u32 scn_budgets[] = { 0, 1, 3, 16, 64 };
+
+static void scn_post_sends(struct scn *s, int e, int from, int to)
+{
+	int i;
+
+	for (i = from; i < to; i++) {
+		struct scn_wr *w = &s->w[s->per_ep[e][i]];
+
+		if (sim_post_send(&s->sim, e, &w->wr, w->local_off) < 0)
+			s->sim.violations++;
+	}
+}
 
 static void scn_start(struct scn *s, const struct softrc_core_attr *attr,
 		      bool late, u64 seed)
@@ -217,10 +249,12 @@ static void scn_start(struct scn *s, const struct softrc_core_attr *attr,
 	struct sim *sim = &s->sim;
 	struct sim_link link = sim->link;
 	u64 mem = s->bump[0] > s->bump[1] ? s->bump[0] : s->bump[1];
+	u64 tick = sim->tick_ns;
 	int e, i;
 
 	sim_init(sim, attr, mem, seed ^ 0x5eed);
 	sim->link = link;
+	sim->tick_ns = tick;
 	sim->fast_csum = seed % 4 != 0;	/* real ICRC in a quarter of runs */
 	/* the glue's tx budget: unlimited, or small to pace READ responses */
 	sim->tx_budget = scn_budgets[(seed / 4) % ARRAY_SIZE(scn_budgets)];
@@ -260,12 +294,53 @@ static void scn_start(struct scn *s, const struct softrc_core_attr *attr,
 				sim_post_recv(sim, e, i, w->recv_len, w->recv_off);
 			}
 		}
-		for (i = 0; i < s->nper[e]; i++) {
-			struct scn_wr *w = &s->w[s->per_ep[e][i]];
+		scn_post_sends(s, e, 0, s->cycle ? s->nper[e] / 2 : s->nper[e]);
+	}
+}
 
-			if (sim_post_send(sim, e, &w->wr, w->local_off) < 0)
-				sim->violations++;
+/*
+ * As if 2^24 - n zero-length WRITEs had passed: both directions come back
+ * to the PSNs they started the run with (SSN/MSN move by as many), with
+ * the responders' READ/ATOMIC resources of the first half still saved.
+ */
+static void scn_fast_forward(struct scn *s)
+{
+	struct sim *sim = &s->sim;
+	int e;
+
+	for (e = 0; e < 2; e++) {
+		struct softrc_core_qp *q = &sim->ep[e].qp, *r = &sim->ep[!e].qp;
+		u32 n = (q->attr.sq_psn - q->req.psn_next) & SOFTRC_PSN_MASK;
+
+		q->req.psn_next = q->attr.sq_psn;
+		q->req.una = q->req.psn_next;
+		q->req.cur_psn = q->req.psn_next;
+		r->resp.epsn = q->req.psn_next;
+		q->req.next_ssn = softrc_psn_add(q->req.next_ssn, n);
+		q->req.sent_ssn = softrc_psn_add(q->req.sent_ssn, n);
+		q->req.msn = softrc_psn_add(q->req.msn, n);
+		q->req.lsn = softrc_psn_add(q->req.lsn, n);
+		r->resp.msn = softrc_psn_add(r->resp.msn, n);
+		sim->ep[!e].last_msn = softrc_psn_add(sim->ep[!e].last_msn, n);
+	}
+}
+
+/* SIM_SCN_PSN_CYCLE: the first half settled; a PSN cycle, then the rest. */
+static void scn_second_half(struct scn *s)
+{
+	struct sim *sim = &s->sim;
+	bool ok = !sim->ep[0].errored && !sim->ep[1].errored;
+	int e, i;
+
+	if (ok)
+		scn_fast_forward(s);
+	for (e = 0; e < 2; e++) {
+		if (ok) {
+			scn_post_sends(s, e, s->nper[e] / 2, s->nper[e]);
+			continue;
 		}
+		for (i = s->nper[e] / 2; i < s->nper[e]; i++)
+			s->w[s->per_ep[e][i]].unposted = true;
 	}
 }
 
@@ -332,16 +407,56 @@ static int scn_check_data(struct scn *s, struct scn_wr *w, char *why, size_t len
 	return 0;
 }
 
-static bool scn_status_ok(struct scn *s, int e, struct scn_wr *w, u8 st)
+/* The responder of @e failed a request: fatal NAK sent, QP in ERROR. */
+static bool scn_resp_failed(struct scn *s, int e)
 {
+	const struct softrc_core_counters *c = &s->sim.ep[e].qp.cnt;
+
+	return c->inv_req_naks_sent + c->rem_access_naks_sent +
+	       c->rem_op_naks_sent;
+}
+
+/* Post-order index of ep @e's injected bad WR, or -1. */
+static int scn_bad_idx(struct scn *s, int e)
+{
+	if (s->inj < 0 || s->w[s->inj].src != e)
+		return -1;
+	return (int)s->w[s->inj].wr.wr_id;
+}
+
+/*
+ * May the first error completion of ep @e be @st, for its @k-th WR @w?
+ * Only with a cause; every later WR is flushed (IBTA: WR_FLUSH_ERR only
+ * after the first error completion), and a flush comes first only when
+ * the QP's own responder failed (nothing on the send side did).
+ */
+static bool scn_first_error_ok(struct scn *s, int e, u32 k, struct scn_wr *w,
+			       u8 st)
+{
+	struct sim_ep *ep = &s->sim.ep[e], *peer = &s->sim.ep[!e];
+	int bad = scn_bad_idx(s, e);
+
 	switch (st) {
 	case SOFTRC_WC_RETRY_EXC_ERR:
-		return s->lossy || s->injected;
+		if (s->lossy)
+			return true;
+		if (!peer->errored)
+			return false;
+		/*
+		 * Clean link, the peer failed on our bad WR: everything
+		 * before it was executed and answered first (IBTA 9.5),
+		 * so it must succeed. Needs the held fatal NAK (finding 2).
+		 */
+		return !(sim_scn_flags & SIM_SCN_HELD_NAK) || bad < 0 ||
+		       (u32)bad <= k || !scn_resp_failed(s, !e);
+	case SOFTRC_WC_RNR_RETRY_EXC_ERR:
+		return ep->qp.attr.rnr_retry != 7;
 	case SOFTRC_WC_REM_ACCESS_ERR:
-	case SOFTRC_WC_REM_INV_REQ_ERR:
 		return w->bad;
+	case SOFTRC_WC_REM_INV_REQ_ERR:
+		return w->bad || peer->malformed_naks;
 	case SOFTRC_WC_WR_FLUSH_ERR:
-		return s->injected;
+		return ep->errored && scn_resp_failed(s, e);
 	default:
 		return false;
 	}
@@ -358,16 +473,17 @@ static int scn_check_sends(struct scn *s, int e, char *why, size_t len)
 		struct scn_wr *w = &s->w[s->per_ep[e][k]];
 		const struct softrc_cqe *cqe = NULL;
 
+		if (w->unposted)
+			continue;
 		while (c < ep->ncqe && (ep->cqe[c].c.flags & SOFTRC_CQE_RECV))
 			c++;
 		if (c < ep->ncqe && ep->cqe[c].c.wr_id == k)
 			cqe = &ep->cqe[c++].c;
 		if (cqe && cqe->status != SOFTRC_WC_SUCCESS) {
-			if (!failed && !scn_status_ok(s, e, w, cqe->status))
+			if (!failed && !scn_first_error_ok(s, e, k, w, cqe->status))
 				return scn_fail(why, len, "ep%d wr %u: status %u not allowed", e, k,
 					 cqe->status);
-			if (failed && cqe->status != SOFTRC_WC_WR_FLUSH_ERR &&
-			    !(w->bad && scn_status_ok(s, e, w, cqe->status)))
+			if (failed && cqe->status != SOFTRC_WC_WR_FLUSH_ERR)
 				return scn_fail(why, len, "ep%d wr %u: %u after the first error", e,
 					 k, cqe->status);
 			failed = true;
@@ -443,11 +559,16 @@ static int scn_check_recvs(struct scn *s, int e, char *why, size_t len)
 				return -1;
 			continue;
 		}
-		if (!s->injected && !s->lossy)
-			return scn_fail(why, len, "ep%d recv %llu: status %u", e,
-				 (unsigned long long)cqe->wr_id, cqe->status);
-		if (cqe->status != SOFTRC_WC_WR_FLUSH_ERR &&
-		    !(s->w[s->recv_of[e][cqe->wr_id]].bad))
+		/*
+		 * The first error: the too-short receive of a bad SEND, or
+		 * a malformed request mid-SEND; flushes need the QP in
+		 * ERROR, and after the first error only flushes follow.
+		 */
+		if (cqe->status == SOFTRC_WC_WR_FLUSH_ERR ? !ep->errored :
+		    failed || !(cqe->status == SOFTRC_WC_LOC_LEN_ERR ?
+				s->w[s->recv_of[e][cqe->wr_id]].bad :
+				cqe->status == SOFTRC_WC_REM_INV_REQ_ERR &&
+				ep->malformed_naks))
 			return scn_fail(why, len, "ep%d recv %llu: status %u", e,
 				 (unsigned long long)cqe->wr_id, cqe->status);
 		failed = true;
@@ -455,6 +576,19 @@ static int scn_check_recvs(struct scn *s, int e, char *why, size_t len)
 	if (ep->errored && next != ep->nrecv_posted)
 		return scn_fail(why, len, "ep%d: QP in ERROR with receives not flushed", e);
 	return 0;
+}
+
+/* An error completion other than a flush, or its responder failed. */
+static bool scn_error_cause(struct scn *s, int e)
+{
+	struct sim_ep *ep = &s->sim.ep[e];
+	u32 c;
+
+	for (c = 0; c < ep->ncqe; c++)
+		if (ep->cqe[c].c.status != SOFTRC_WC_SUCCESS &&
+		    ep->cqe[c].c.status != SOFTRC_WC_WR_FLUSH_ERR)
+			return true;
+	return scn_resp_failed(s, e);
 }
 
 static int scn_check(struct scn *s, char *why, size_t len)
@@ -474,7 +608,7 @@ static int scn_check(struct scn *s, char *why, size_t len)
 				 e, ep->qp.req.head, ep->qp.req.tail,
 				 ep->qp.req.una, ep->qp.req.psn_next,
 				 softrc_req_state_names[ep->qp.req.state]);
-		if (ep->errored && !s->lossy && !s->injected)
+		if (ep->errored && !scn_error_cause(s, e))
 			return scn_fail(why, len, "ep%d in ERROR without cause", e);
 		for (i = 0; i < ep->mem_len; i++)
 			if (ep->touch[i] > 1)
@@ -501,14 +635,20 @@ int sim_random_scenario(u64 seed, bool verbose, struct sim_scn_stats *st,
 	scn_start(s, &attr, late, seed);
 	if (verbose)
 		fprintf(stderr,
-			"# seed %llu: %d WRs pmtu %u psn %x/%x loss %.3f ack %.3f dup %.3f reord %.3f corrupt %.3f late %d inj %d credits %d rd %u\n",
+			"# seed %llu: %d WRs pmtu %u psn %x/%x loss %.3f ack %.3f dup %.3f reord %.3f corrupt %.3f malform %.3f late %d inj %d credits %d rd %u retry %u rnr %u tick %llu cycle %d\n",
 			(unsigned long long)seed, s->n, attr.pmtu, attr.sq_psn,
 			attr.rq_psn, s->sim.link.loss, s->sim.link.ack_loss,
 			s->sim.link.dup, s->sim.link.reorder,
-			s->sim.link.corrupt, late, s->inj, !attr.no_credits,
-			attr.max_rd_atomic);
+			s->sim.link.corrupt, s->sim.link.malform, late, s->inj,
+			!attr.no_credits, attr.max_rd_atomic, attr.retry_cnt,
+			attr.rnr_retry, (unsigned long long)s->sim.tick_ns,
+			s->cycle);
 	s->sim.print = verbose && getenv("SOFTRC_SIM_PRINT");
 	quiet = sim_run(&s->sim, 60ull * 1000 * 1000 * 1000);
+	if (quiet && s->cycle) {
+		scn_second_half(s);
+		quiet = sim_run(&s->sim, s->sim.now + 60ull * 1000 * 1000 * 1000);
+	}
 	if (!quiet) {
 		snprintf(why, len, "did not settle within 60 s virtual");
 		ret = -1;
@@ -521,7 +661,10 @@ int sim_random_scenario(u64 seed, bool verbose, struct sim_scn_stats *st,
 		for (e = 0; e < 2; e++) {
 			st->bytes += s->sim.ep[e].placed;
 			st->retry_exc += s->sim.ep[e].qp.cnt.retry_exceeded;
+			st->rnr_exc += s->sim.ep[e].qp.cnt.rnr_retry_exceeded;
 		}
+		st->malformed += s->sim.malformed;
+		st->timer_fires += s->sim.timer_fires;
 		st->errors_injected += s->injected;
 	}
 	sim_free(&s->sim);

@@ -830,6 +830,7 @@ static void softrc_qp_core_reset(struct softrc_qp *qp)
 		.min_rnr_timer = qp->attr.min_rnr_timer,
 		.max_rd_atomic = qp->attr.max_rd_atomic,
 		.no_credits = true,
+		.clock_slack_ns = softrc_now_slack(),
 	};
 	struct softrc_core_storage st = {
 		.sq = qp->core_sq,

@@ -293,5 +293,6 @@ void softrc_timers_arm(struct softrc_qp *qp, enum softrc_timer_id id,
 		       u64 deadline);
 void softrc_timers_stop(struct softrc_qp *qp);
 u64 softrc_now(void);
+u32 softrc_now_slack(void);
 
 #endif /* SOFTRC_QP_H */

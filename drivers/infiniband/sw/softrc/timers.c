@@ -24,13 +24,25 @@
 
 /*
  * The engine's clock on the packet path: monotonic nanoseconds at tick
- * resolution (no clock hardware read per packet). Deadlines computed from
- * it are at most a tick early; the expiry handler uses the precise clock,
- * so an early expiry re-arms once and never spins.
+ * resolution (no clock hardware read per packet). The expiry handler
+ * uses the precise clock, so an early expiry re-arms once and never
+ * spins.
  */
 u64 softrc_now(void)
 {
 	return ktime_get_coarse_ns();
+}
+
+/*
+ * How far softrc_now() may lag the precise clock: the engine adds it to
+ * every deadline (attr.clock_slack_ns), so that no retry or RNR timer
+ * expires before its IBTA minimum. The coarse clock is advanced once a
+ * tick by whole timekeeping intervals, the remainder carried to the next
+ * tick, so just before a tick it lags by up to two of them.
+ */
+u32 softrc_now_slack(void)
+{
+	return 2 * TICK_NSEC;
 }
 
 static enum hrtimer_restart softrc_timer_fired(struct hrtimer *t,

@@ -150,9 +150,7 @@ static void softrc_comp_aeth(struct softrc_core_qp *qp,
 	struct softrc_req *req = &qp->req;
 	u8 syn = pkt->syndrome;
 
-	/* never past the last SSN posted: a bogus MSN retires nothing extra */
-	if (softrc_psn_gt(pkt->msn, req->msn) &&
-	    softrc_psn_lt(pkt->msn, req->next_ssn))
+	if (softrc_psn_gt(pkt->msn, req->msn))
 		req->msn = pkt->msn;
 	if (softrc_syndrome_type(syn) != SOFTRC_AETH_ACK)
 		return;
@@ -199,6 +197,7 @@ void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status)
 /* What a response asks of the requester once retirement is done. */
 struct softrc_comp_res {
 	bool retry;
+	bool rnr;
 	u32 psn;
 };
 
@@ -213,6 +212,11 @@ static void softrc_comp_ack(struct softrc_core_qp *qp,
 	}
 }
 
+/*
+ * RNR NAK: everything before its PSN was received (retired first, like an
+ * ACK); the wait itself is softrc_comp_rnr_wait(), after that progress
+ * reset the retry counters, so the RNR NAK's own retry is counted.
+ */
 static void softrc_comp_rnr(struct softrc_core_qp *qp,
 			    const struct softrc_pkt *pkt,
 			    struct softrc_comp_res *res, u64 now)
@@ -225,6 +229,23 @@ static void softrc_comp_rnr(struct softrc_core_qp *qp,
 		res->retry = true;
 		return;
 	}
+	/* the same RNR NAK again (duplicated): no second back-off */
+	if (req->state == SOFTRC_REQ_RNR_WAIT && req->rnr_psn == pkt->psn &&
+	    req->una == pkt->psn)
+		return;
+	res->rnr = true;
+}
+
+/*
+ * Wait for the RNR timer (IBTA table 45), spending one RNR retry (7 is
+ * infinite); none left is RNR_RETRY_EXC_ERR.
+ */
+static void softrc_comp_rnr_wait(struct softrc_core_qp *qp,
+				 const struct softrc_pkt *pkt, u64 now)
+{
+	struct softrc_req *req = &qp->req;
+	u64 wait = softrc_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome));
+
 	if (qp->attr.rnr_retry != 7) {
 		if (!req->rnr_left) {
 			softrc_comp_fail_at(qp, pkt->psn,
@@ -238,7 +259,7 @@ static void softrc_comp_rnr(struct softrc_core_qp *qp,
 	req->gbn_active = false;
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RNR,
-			    now + softrc_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome)));
+			    softrc_req_deadline(qp, now, wait));
 }
 
 static const u8 softrc_nak_status[] = {
@@ -253,7 +274,6 @@ static void softrc_comp_nak(struct softrc_core_qp *qp,
 			    struct softrc_comp_res *res, u64 now)
 {
 	u8 code = softrc_syndrome_value(pkt->syndrome);
-	u32 resume = pkt->psn;
 
 	switch (code) {
 	case SOFTRC_NAK_PSN_SEQ_ERR:
@@ -277,7 +297,17 @@ static void softrc_comp_nak(struct softrc_core_qp *qp,
 		qp->cnt.drop_bad_resp++;
 		return;
 	}
-	softrc_comp_ack_upto(qp, pkt->psn, &resume);
+	/*
+	 * Past an unanswered READ/ATOMIC, the NAK says its response was sent
+	 * and lost: implied NAK, resend it first (like any response past it).
+	 * Failing here would complete that earlier WQE in error although the
+	 * responder executed it.
+	 */
+	if (softrc_comp_ack_upto(qp, pkt->psn, &res->psn)) {
+		qp->cnt.implied_naks++;
+		res->retry = true;
+		return;
+	}
 	softrc_comp_fail_at(qp, pkt->psn, softrc_nak_status[code]);
 }
 
@@ -378,7 +408,7 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		    void *rx, u64 now)
 {
 	struct softrc_req *req = &qp->req;
-	struct softrc_comp_res res = { .retry = false };
+	struct softrc_comp_res res = { .retry = false, .rnr = false };
 	u32 una = req->una;
 
 	if (softrc_psn_lt(pkt->psn, req->una)) {
@@ -386,6 +416,16 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		return;
 	}
 	if (!softrc_psn_lt(pkt->psn, req->psn_next)) {
+		qp->cnt.drop_bad_resp++;
+		return;
+	}
+	/*
+	 * An MSN past the last message sent to its end claims a completion
+	 * the responder cannot have made (C9-148): a bogus packet, dropped
+	 * whole (retiring by it would move una past psn_next and wedge).
+	 */
+	if (softrc_pkt_has(pkt, SOFTRC_H_AETH) &&
+	    softrc_psn_gt(pkt->msn, req->sent_ssn)) {
 		qp->cnt.drop_bad_resp++;
 		return;
 	}
@@ -410,6 +450,8 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		return;		/* a failed local WQE retired */
 	if (req->una != una)
 		softrc_req_progress(qp, now);
+	if (res.rnr)
+		softrc_comp_rnr_wait(qp, pkt, now);
 	if (res.retry && qp->state != SOFTRC_QPS_ERROR)
 		softrc_req_retry_from(qp, res.psn, now);
 }

@@ -116,6 +116,10 @@ int softrc_core_post_send(struct softrc_core_qp *qp,
 	err = softrc_check_wr(qp, wr);
 	if (err)
 		return err;
+	/* a READ's response PSNs must fit below the window (req.c) */
+	if (wr->opcode == SOFTRC_WR_RDMA_READ &&
+	    softrc_wqe_npkts(wr, qp->attr.pmtu) > SOFTRC_REQ_MAX_SPAN)
+		return SOFTRC_E_INVAL;
 	if (qp->req.tail - qp->req.head >= qp->st.sq_depth)
 		return SOFTRC_E_FULL;
 
@@ -232,7 +236,8 @@ static void softrc_retry_fired(struct softrc_core_qp *qp, u64 now)
 	req->gbn_active = false;
 	softrc_req_go_back(qp, req->una);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
-			    now + softrc_ack_timeout_ns(qp->attr.timeout));
+			    softrc_req_deadline(qp, now,
+						softrc_ack_timeout_ns(qp->attr.timeout)));
 }
 
 /* RNR back-off over: resend from the RNR NAK's PSN. */
@@ -249,7 +254,8 @@ static void softrc_rnr_fired(struct softrc_core_qp *qp, u64 now)
 	softrc_req_go_back(qp, psn);
 	if (req->una != req->psn_next && qp->attr.timeout)
 		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
-				    now + softrc_ack_timeout_ns(qp->attr.timeout));
+				    softrc_req_deadline(qp, now,
+							softrc_ack_timeout_ns(qp->attr.timeout)));
 }
 
 static void softrc_flush_sq(struct softrc_core_qp *qp)

@@ -344,6 +344,9 @@ struct softrc_core_ops {
  *		unacknowledged one (0 = 128); bounds go-back-N resends
  * @no_credits:	responder reports "no credit information" (31) like rxe
  *		instead of its free receive WQEs
+ * @clock_slack_ns: how far the "now" the glue passes may lag real time
+ *		(a coarse clock: its resolution); added to every deadline so
+ *		that no timer expires before its IBTA minimum
  */
 struct softrc_core_attr {
 	u32 pmtu;
@@ -359,6 +362,7 @@ struct softrc_core_attr {
 	u8 ackreq_every;
 	u32 max_unacked;
 	bool no_credits;
+	u32 clock_slack_ns;
 };
 
 /**
@@ -460,6 +464,8 @@ extern const char *const softrc_resp_state_names[SOFTRC_RESP_NR];
  * @psn_next:	next never-used PSN
  * @una:	oldest PSN not known to have been received
  * @next_ssn:	SSN of the next posted WQE
+ * @sent_ssn:	SSN of the newest message sent to its last packet (a READ
+ *		or ATOMIC: its request): no valid AETH MSN lies beyond it
  * @msn:	highest MSN seen in an AETH
  * @lsn:	limit sequence number (MSN + credits) when @credits_valid
  * @credits_valid: the peer reported credits (not 31)
@@ -484,6 +490,7 @@ struct softrc_req {
 	u32 psn_next;
 	u32 una;
 	u32 next_ssn;
+	u32 sent_ssn;
 	u32 msn;
 	u32 lsn;
 	bool credits_valid;
@@ -543,6 +550,9 @@ struct softrc_resp {
 	u8 nak_held;
 	bool ack_held;
 };
+
+/* Most PSNs outstanding at the requester: below the 2^23 window (req.c). */
+#define SOFTRC_REQ_MAX_SPAN	(SOFTRC_PSN_WINDOW - 1)
 
 /* READ response packets the rx call of a READ may send before pacing. */
 #define SOFTRC_RESP_INLINE	16
@@ -610,6 +620,7 @@ void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
 void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn);
 void softrc_req_progress(struct softrc_core_qp *qp, u64 now);
 void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now);
+u64 softrc_req_deadline(const struct softrc_core_qp *qp, u64 now, u64 dur);
 void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status);
 void softrc_comp_retire(struct softrc_core_qp *qp);
 u8 softrc_wc_opcode_of(u8 wr_opcode);

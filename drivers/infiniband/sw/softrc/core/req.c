@@ -48,11 +48,20 @@ u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu)
 	return (wr->length + pmtu - 1) / pmtu;
 }
 
+/*
+ * Deadline @dur ns after @now (0 = none). @now may lag real time by up to
+ * attr.clock_slack_ns (a coarse glue clock): adding it keeps every timer
+ * at or above its IBTA minimum (9.7.6.1.3, table 45) in real time.
+ */
+u64 softrc_req_deadline(const struct softrc_core_qp *qp, u64 now, u64 dur)
+{
+	return dur ? now + dur + qp->attr.clock_slack_ns : 0;
+}
+
 static u64 softrc_req_timeout(struct softrc_core_qp *qp, u64 now)
 {
-	u64 t = softrc_ack_timeout_ns(qp->attr.timeout);
-
-	return t ? now + t : 0;
+	return softrc_req_deadline(qp, now,
+				   softrc_ack_timeout_ns(qp->attr.timeout));
 }
 
 /* Rewind the send cursor to @psn (go-back-N, [002]). */
@@ -270,6 +279,28 @@ static u32 softrc_req_build_atomic(struct softrc_core_qp *qp,
 	return 1;
 }
 
+/*
+ * R-198: the PSN window is 2^23. The peer's responder takes
+ * [epsn - 2^23, epsn) as duplicates, and epsn <= psn_next; our own PSN
+ * comparisons are signed 24-bit differences against una. So the span
+ * [una, psn_next) must stay below 2^23 (SOFTRC_REQ_MAX_SPAN): then every
+ * retransmission from una is a duplicate or the expected PSN there,
+ * never "future". SEND/WRITE grow the span by one PSN a packet
+ * (max_unacked <= 2^22 bounds them); a READ takes all its response PSNs
+ * at once, so a WQE starts only if its PSNs fit. With nothing
+ * outstanding any WQE fits (post rejects a larger READ), so the
+ * requester never wedges here.
+ */
+static bool softrc_req_fits(const struct softrc_core_qp *qp,
+			    const struct softrc_send_wqe *w)
+{
+	const struct softrc_req *req = &qp->req;
+	u32 span = (req->psn_next - req->una) & SOFTRC_PSN_MASK;
+	u32 need = w->wr.opcode == SOFTRC_WR_RDMA_READ ? w->npkts : 1;
+
+	return span + need <= SOFTRC_REQ_MAX_SPAN;
+}
+
 /* Start the POSTED WQE at the cursor: assign its first PSN. */
 static void softrc_req_start(struct softrc_core_qp *qp,
 			     struct softrc_send_wqe *w)
@@ -301,10 +332,16 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	else
 		used = softrc_req_build_data(qp, w, &pkt, &pl);
 
-	/* AckReq at least every N packets, and on the last the window allows */
+	/*
+	 * AckReq at least every N packets, on the last the window allows,
+	 * and on a credit probe, also when it is resent (after an RNR NAK or
+	 * a timeout): nothing follows it until it is acknowledged.
+	 */
 	if (probe || ++req->since_ackreq >= qp->attr.ackreq_every ||
 	    (u32)softrc_psn_diff(softrc_psn_add(pkt.psn, used), req->una) >=
-	    qp->attr.max_unacked)
+	    qp->attr.max_unacked ||
+	    (req->wait_idle &&
+	     softrc_psn_add(pkt.psn, used) == req->psn_next))
 		pkt.ackreq = true;
 	if (pkt.ackreq)
 		req->since_ackreq = 0;
@@ -318,6 +355,8 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	    softrc_wr_is_rd_atomic(w->wr.opcode)) {
 		req->cur++;
 		req->cur_off = 0;
+		if (softrc_psn_gt(w->ssn, req->sent_ssn))
+			req->sent_ssn = w->ssn;
 	}
 	if (probe)
 		req->wait_idle = true;
@@ -384,6 +423,8 @@ static bool softrc_req_step_ready(struct softrc_core_qp *qp, u64 now)
 	if (w->state == SOFTRC_WQE_POSTED && softrc_wr_is_local(w->wr.opcode))
 		return softrc_req_local(qp, w);
 	if (w->state == SOFTRC_WQE_POSTED) {
+		if (!softrc_req_fits(qp, w))
+			return false;
 		go = softrc_req_may_start(qp, w);
 		if (!go)
 			return false;
