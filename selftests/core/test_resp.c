@@ -600,6 +600,7 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 TEST(resp_error_stops_pending_responses)
 {
 	struct ct t;
+	int calls = 0;
 
 	ct_init_256(&t);
 	rx_read(&t, 5000, 0, 1 << 20);
@@ -614,14 +615,30 @@ TEST(resp_error_stops_pending_responses)
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_EQ(16, t.ntx);
 
-	/* a fatal NAK while a response is queued: NAK now, queue dropped */
+	/*
+	 * A fatal NAK while a response is queued: the response is owed
+	 * first (IBTA 9.5, and the NAK's MSN says the READ is done), so the
+	 * NAK waits behind it; requests meanwhile are dropped, ERROR comes
+	 * with the NAK.
+	 */
 	ct_init_256(&t);
-	rx_read(&t, 5000, 0, 1 << 20);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5000 + MIB_PKTS, 256, true, 0);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000 + MIB_PKTS));
+	rx_read(&t, 5000, 0, 64 * 256);
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5064, 256, true, 0);
+	EXPECT_EQ(16, t.ntx);
+	EXPECT_FALSE(t.errored);
+	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5064, 8, true, 8);
+	softrc_core_rx_flush(&t.qp);
+	EXPECT_EQ(16, t.ntx);
+	EXPECT_EQ(0, t.nplace);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(65, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_LAST, t.tx[63].opcode);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5064));
+	EXPECT_EQ(1, t.tx[64].msn);
+	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
 	EXPECT_TRUE(t.errored);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 16));
-	EXPECT_EQ(17, t.ntx);
+	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
 }
 
 TEST(resp_idle_and_pending_reporting)
