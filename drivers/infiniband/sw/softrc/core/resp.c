@@ -31,7 +31,9 @@
  *  - a duplicate READ/ATOMIC restarts the queue at its resource and PSN
  *    when that is before the cursor (the requester went back: everything
  *    from there is needed again), extends the queue when it is past it,
- *    and is already covered otherwise;
+ *    and is already covered otherwise; one from inside a READ response
+ *    (not its first PSN) always restarts there, so that PSN goes out as a
+ *    FIRST;
  *  - AETH credits: the number of free receive WQEs (IBTA table 44
  *    encoding), or 31 ("no credit information", as rxe) with
  *    attr.no_credits;
@@ -339,10 +341,16 @@ static void softrc_resp_send_data(struct softrc_core_qp *qp,
 				 SOFTRC_WC_LOC_LEN_ERR);
 		return;
 	}
+	/*
+	 * An R_Key that cannot be invalidated is the sender's invalid
+	 * request: NAK it, and the receive WQE says so too
+	 * (REM_INV_REQ_ERR, as rxe's class J; it is no local protection
+	 * error of the receive WQE's own buffers).
+	 */
 	if (softrc_pkt_has(pkt, SOFTRC_OPF_INV) &&
 	    qp->ops->invalidate(qp->ctx, pkt->inv_rkey)) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
-				 SOFTRC_WC_LOC_PROT_ERR);
+				 SOFTRC_WC_REM_INV_REQ_ERR);
 		return;
 	}
 	if (dst.len)
@@ -471,6 +479,17 @@ static void softrc_resp_rd_queue(struct softrc_core_qp *qp, u32 i, u32 psn)
 	a = softrc_resp_res_age(qp, i);
 	a0 = softrc_resp_res_age(qp, resp->rd_tx);
 	end = a0 + resp->rd_pend - 1;
+	if (psn != qp->st.res[i].psn) {
+		/*
+		 * A duplicate from inside a response: the requester asks from
+		 * its first missing PSN, so it has everything before @psn,
+		 * and it expects a FIRST at @psn (IBTA 9.7.5.1.3): restart
+		 * there, keep what follows.
+		 */
+		resp->rd_pend = a <= end ? end - a + 1 : 1;
+		softrc_resp_rd_seek(qp, i, psn);
+		return;
+	}
 	if (a < a0 || (a == a0 && softrc_psn_lt(psn, resp->rd_psn))) {
 		/* the requester went back: restart there, keep what follows */
 		resp->rd_pend = end - a + 1;
