@@ -52,10 +52,13 @@
  *    response must go out first;
  *  - keep each WQE's SGEs beside the ring slot the post calls return;
  *    payload is named by (slot, byte offset) or (R_Key, VA);
- *  - give max_dest_rd_atomic (storage.nres) >= the peer's max_rd_atomic,
- *    or duplicate READ/ATOMICs may find no saved resource and be dropped
- *    (a new READ/ATOMIC whose slot still holds a queued replay abandons
- *    that replay, which the requester can then no longer need);
+ *  - give max_dest_rd_atomic (storage.nres at init, later
+ *    softrc_core_set_max_dest_rd_atomic()) >= the peer's max_rd_atomic:
+ *    a READ/ATOMIC that would recycle a resource whose response has not
+ *    gone out once is NAKed invalid request, and other excess lets
+ *    duplicate READ/ATOMICs find no saved resource (dropped; a new one
+ *    whose slot still holds a queued replay abandons that replay, which
+ *    the requester can then no longer need);
  *  - READ responses are paced: the rx call that validates a READ (or a
  *    duplicate one) sends at most SOFTRC_RESP_INLINE packets of the
  *    response, the rest leaves from softrc_core_tx*() within their budget;
