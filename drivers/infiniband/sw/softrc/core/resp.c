@@ -483,8 +483,9 @@ static void softrc_resp_rd_queue(struct softrc_core_qp *qp, u32 i, u32 psn)
 		/*
 		 * A duplicate from inside a response: the requester asks from
 		 * its first missing PSN, so it has everything before @psn,
-		 * and it expects a FIRST at @psn (IBTA 9.7.5.1.3): restart
-		 * there, keep what follows.
+		 * and it expects a FIRST at @psn (a response restarts at the
+		 * duplicate's PSN [004 §5.x]): restart there, keep what
+		 * follows.
 		 */
 		resp->rd_pend = a <= end ? end - a + 1 : 1;
 		softrc_resp_rd_seek(qp, i, psn);
@@ -536,9 +537,9 @@ void softrc_resp_res_release_all(struct softrc_core_qp *qp)
  * Advance epsn by @n (at most SOFTRC_READ_MAX_PSNS). A resource can only
  * answer duplicates while its last PSN is within the 2^23 duplicate
  * window behind epsn [004 §4.3, IBTA 9.7.2]: retire it as soon as it
- * leaves, so that it never answers a duplicate of a later PSN cycle
- * (IBTA 9.7.5.1: a duplicate is answered from the resource of that very
- * request). Resources are allocated in PSN order, so the oldest goes
+ * leaves, so that it never answers a duplicate of a later PSN cycle (a
+ * duplicate is answered from what that very request saved [004 §5.x]).
+ * Resources are allocated in PSN order, so the oldest goes
  * first. The distance cannot wrap unseen: a live resource is 1..2^23
  * PSNs behind epsn, and one step adds at most 2^22.
  */
@@ -563,8 +564,9 @@ static void softrc_resp_epsn_add(struct softrc_core_qp *qp, u32 n)
  * May a new READ/ATOMIC take a resource? Not if none is configured
  * (max_dest_rd_atomic 0), nor if the one it would recycle has not sent
  * its response once: the requester cannot have received it, so it has
- * more than max_dest_rd_atomic READ/ATOMICs outstanding (IBTA 9.7.5:
- * invalid request, as rxe for max_dest_rd_atomic 0). A recycled resource
+ * more than max_dest_rd_atomic READ/ATOMICs outstanding: an invalid
+ * request (class C, as rxe's "too many RDMA READ/ATOMIC requests" for
+ * max_dest_rd_atomic 0). A recycled resource
  * whose response was sent is taken silently (its replay, if queued, is
  * abandoned: the requester is past it), as in rxe: excess that the
  * responder cannot see costs the requester its duplicates.
