@@ -296,7 +296,8 @@ TEST(resp_send_with_invalidate)
 	p.inv_rkey = 0xdead;
 	ct_rx(&t, &p, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5001));
-	EXPECT_EQ(SOFTRC_WC_LOC_PROT_ERR, t.cqe[1].status);
+	EXPECT_EQ(SOFTRC_WC_REM_INV_REQ_ERR, t.cqe[1].status);
+	EXPECT_EQ(2, t.cqe[1].wr_id);
 }
 
 TEST(resp_ack_coalescing_per_burst)
@@ -488,10 +489,18 @@ TEST(resp_dup_read_mid_response_restarts_from_dup_psn)
 	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
 	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
 	rd_check(&t, &e);			/* 5000..5047 out */
-	/* a duplicate ahead of the cursor is covered: no restart */
+	/*
+	 * A duplicate ahead of the cursor: the requester has everything
+	 * before it (it asks from its first missing PSN) and expects a FIRST
+	 * there: the response jumps to it.
+	 */
 	rx_read(&t, 5100, 100, (1 << 20) - 100 * 256);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, t.tx[0].opcode);
+	EXPECT_EQ(5100, t.tx[0].psn);
+	e.psn = 5100;
+	e.first = 5100;
 	rd_check(&t, &e);
-	EXPECT_EQ(5064, e.psn);
+	EXPECT_EQ(5116, e.psn);
 	/* 5010 lost: the requester asks again from there */
 	rx_read(&t, 5010, 10, (1 << 20) - 10 * 256);
 	EXPECT_EQ(SOFTRC_RESP_INLINE, t.ntx);
@@ -600,6 +609,7 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 TEST(resp_error_stops_pending_responses)
 {
 	struct ct t;
+	int calls = 0;
 
 	ct_init_256(&t);
 	rx_read(&t, 5000, 0, 1 << 20);
@@ -614,14 +624,30 @@ TEST(resp_error_stops_pending_responses)
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_EQ(16, t.ntx);
 
-	/* a fatal NAK while a response is queued: NAK now, queue dropped */
+	/*
+	 * A fatal NAK while a response is queued: the response is owed
+	 * first (IBTA 9.5, and the NAK's MSN says the READ is done), so the
+	 * NAK waits behind it; requests meanwhile are dropped, ERROR comes
+	 * with the NAK.
+	 */
 	ct_init_256(&t);
-	rx_read(&t, 5000, 0, 1 << 20);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5000 + MIB_PKTS, 256, true, 0);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000 + MIB_PKTS));
+	rx_read(&t, 5000, 0, 64 * 256);
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5064, 256, true, 0);
+	EXPECT_EQ(16, t.ntx);
+	EXPECT_FALSE(t.errored);
+	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
+	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5064, 8, true, 8);
+	softrc_core_rx_flush(&t.qp);
+	EXPECT_EQ(16, t.ntx);
+	EXPECT_EQ(0, t.nplace);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(65, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_LAST, t.tx[63].opcode);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5064));
+	EXPECT_EQ(1, t.tx[64].msn);
+	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
 	EXPECT_TRUE(t.errored);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 16));
-	EXPECT_EQ(17, t.ntx);
+	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
 }
 
 TEST(resp_idle_and_pending_reporting)
@@ -719,6 +745,36 @@ TEST(resp_read_queue_restart_extend_and_overwrite)
 	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
 	rx_read(&t, 5000, 0, 20 * 256);		/* R1 is gone now */
 	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
+}
+
+/*
+ * A duplicate from inside a READ response queued behind the head (review,
+ * "suspicious" list): it goes out as a FIRST at the requested PSN, not as
+ * a MIDDLE of a replay from the resource's first PSN.
+ */
+TEST(resp_dup_read_mid_psn_behind_queue_head_goes_first)
+{
+	struct ct t;
+	int calls = 0, i;
+
+	ct_init_256(&t);
+	rx_read(&t, 5000, 0, 20 * 256);		/* R1 5000..5019 */
+	rx_read(&t, 5020, 0, 20 * 256);		/* R2 5020..5039 */
+	ASSERT_EQ(32, t.ntx);
+	rx_read(&t, 5000, 0, 20 * 256);		/* R1 again: queue R1, R2 */
+	ASSERT_EQ(48, t.ntx);
+	EXPECT_EQ(5015, t.tx[47].psn);
+	t.ntx = 0;
+	/* the requester got R1 and R2 up to 5024: it asks from 5025 */
+	rx_read(&t, 5025, 25, 15 * 256);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(15, t.ntx);
+	for (i = 0; i < 15; i++)
+		EXPECT_EQ(5025 + i, t.tx[i].psn);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, t.tx[0].opcode);
+	EXPECT_EQ(0x10000 + 5 * 256, t.txpl[0].addr);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_LAST, t.tx[14].opcode);
+	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
 }
 
 TEST(resp_dup_atomic_queued_behind_read)

@@ -838,7 +838,8 @@ static void softrc_qp_core_reset(struct softrc_qp *qp)
 		.rq = qp->core_rq,
 		.rq_depth = qp->rq_depth,
 		.res = qp->core_res,
-		.nres = SOFTRC_MAX_RD_ATOMIC,
+		.nres = qp->attr.max_dest_rd_atomic,
+		.res_cap = SOFTRC_MAX_RD_ATOMIC,
 	};
 
 	lockdep_assert_held(&qp->lock);
@@ -874,6 +875,10 @@ static void softrc_qp_core_apply(struct softrc_qp *qp, int mask,
 		c->req.retry_left = qp->attr.retry_cnt;
 	if (mask & IB_QP_RNR_RETRY)
 		c->req.rnr_left = qp->attr.rnr_retry;
+	/* checked against SOFTRC_MAX_RD_ATOMIC = res_cap: cannot fail */
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		softrc_core_set_max_dest_rd_atomic(c,
+						   qp->attr.max_dest_rd_atomic);
 }
 
 /* ---- attributes -------------------------------------------------- */

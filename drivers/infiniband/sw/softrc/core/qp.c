@@ -38,10 +38,12 @@ int softrc_core_qp_init(struct softrc_core_qp *qp,
 			const struct softrc_core_attr *attr,
 			const struct softrc_core_storage *st)
 {
+	u32 res_cap = st->res_cap ? st->res_cap : st->nres;
+
 	if (!softrc_pmtu_ok(attr->pmtu) || !softrc_pow2(st->sq_depth) ||
 	    !softrc_pow2(st->rq_depth) || attr->retry_cnt > 7 ||
 	    attr->rnr_retry > 7 || attr->min_rnr_timer > 31 ||
-	    attr->timeout > 31)
+	    attr->timeout > 31 || st->nres > res_cap)
 		return SOFTRC_E_INVAL;
 
 	memset(qp, 0, sizeof(*qp));
@@ -53,10 +55,11 @@ int softrc_core_qp_init(struct softrc_core_qp *qp,
 	if (!qp->attr.max_unacked || qp->attr.max_unacked > SOFTRC_PSN_WINDOW / 2)
 		qp->attr.max_unacked = 128;
 	qp->st = *st;
+	qp->st.res_cap = res_cap;
 	memset(st->sq, 0, sizeof(*st->sq) * st->sq_depth);
 	memset(st->rq, 0, sizeof(*st->rq) * st->rq_depth);
-	if (st->nres)
-		memset(st->res, 0, sizeof(*st->res) * st->nres);
+	if (res_cap)
+		memset(st->res, 0, sizeof(*st->res) * res_cap);
 
 	qp->state = SOFTRC_QPS_RTS;
 	qp->req.state = SOFTRC_REQ_READY;
@@ -99,8 +102,16 @@ static int softrc_check_wr(const struct softrc_core_qp *qp,
 	default:
 		return SOFTRC_E_INVAL;
 	}
-	/* keep every message's PSN count far inside the window */
-	if (wr->length > (1u << 31))
+	/*
+	 * The message size limit (C9-94), and a READ reserves all its PSNs
+	 * at once: at most SOFTRC_READ_MAX_PSNS, which the responder
+	 * enforces too (a READ of 2^31 bytes at PMTU 256 would fill the
+	 * whole 2^23 window by itself).
+	 */
+	if (wr->length > SOFTRC_MAX_MSG_LEN)
+		return SOFTRC_E_INVAL;
+	if (wr->opcode == SOFTRC_WR_RDMA_READ &&
+	    softrc_read_npkts(wr->length, qp->attr.pmtu) > SOFTRC_READ_MAX_PSNS)
 		return SOFTRC_E_INVAL;
 	return 0;
 }
@@ -301,9 +312,14 @@ void softrc_qp_enter_error(struct softrc_core_qp *qp)
 	qp->state = SOFTRC_QPS_ERROR;
 	qp->req.state = SOFTRC_REQ_ERROR;
 	qp->resp.state = SOFTRC_RESP_ERROR;
-	/* queued READ responses, ATOMIC ACKs and held ACKs are abandoned */
+	/*
+	 * Queued READ responses, ATOMIC ACKs and held ACKs/NAKs are
+	 * abandoned; the responder resources are released.
+	 */
+	softrc_resp_res_release_all(qp);
 	qp->resp.rd_pend = 0;
 	qp->resp.nak_held = 0;
+	qp->resp.fatal_held = 0;
 	qp->resp.ack_held = false;
 	qp->resp.ack_pending = false;
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);

@@ -52,10 +52,13 @@
  *    response must go out first;
  *  - keep each WQE's SGEs beside the ring slot the post calls return;
  *    payload is named by (slot, byte offset) or (R_Key, VA);
- *  - give max_dest_rd_atomic (storage.nres) >= the peer's max_rd_atomic,
- *    or duplicate READ/ATOMICs may find no saved resource and be dropped
- *    (a new READ/ATOMIC whose slot still holds a queued replay abandons
- *    that replay, which the requester can then no longer need);
+ *  - give max_dest_rd_atomic (storage.nres at init, later
+ *    softrc_core_set_max_dest_rd_atomic()) >= the peer's max_rd_atomic:
+ *    a READ/ATOMIC that would recycle a resource whose response has not
+ *    gone out once is NAKed invalid request, and other excess lets
+ *    duplicate READ/ATOMICs find no saved resource (dropped; a new one
+ *    whose slot still holds a queued replay abandons that replay, which
+ *    the requester can then no longer need);
  *  - READ responses are paced: the rx call that validates a READ (or a
  *    duplicate one) sends at most SOFTRC_RESP_INLINE packets of the
  *    response, the rest leaves from softrc_core_tx*() within their budget;
@@ -221,6 +224,13 @@ enum softrc_res_type {
  * @rkey:	READ: R_Key
  * @len:	READ: DMA length
  * @orig:	ATOMIC: original value returned
+ * @sent:	its response has gone out completely at least once (until
+ *		then the requester cannot have it: see max_dest_rd_atomic)
+ *
+ * A resource lives from its READ/ATOMIC until max_dest_rd_atomic newer
+ * ones replace it or its last PSN leaves the 2^23 duplicate window
+ * behind the expected PSN, whichever comes first: it never answers a
+ * duplicate of a later PSN cycle.
  */
 struct softrc_rd_res {
 	u8 type;
@@ -230,6 +240,7 @@ struct softrc_rd_res {
 	u32 rkey;
 	u32 len;
 	u64 orig;
+	bool sent;
 };
 
 /* Where a payload lives or goes (the engine never touches bytes). */
@@ -369,7 +380,11 @@ struct softrc_core_attr {
  * struct softrc_core_storage - ring storage the caller provides
  * @sq:		send ring, @sq_depth entries (power of two)
  * @rq:		receive ring, @rq_depth entries (power of two)
- * @res:	responder resources, @nres = max_dest_rd_atomic entries
+ * @res:	responder resources, @res_cap entries
+ * @nres:	max_dest_rd_atomic: resources in use (0: READ and ATOMIC are
+ *		invalid requests); softrc_core_set_max_dest_rd_atomic()
+ *		changes it later
+ * @res_cap:	entries of @res (0: @nres); bounds @nres
  */
 struct softrc_core_storage {
 	struct softrc_send_wqe *sq;
@@ -378,6 +393,7 @@ struct softrc_core_storage {
 	u32 rq_depth;
 	struct softrc_rd_res *res;
 	u32 nres;
+	u32 res_cap;
 };
 
 /* Counters, exported by the glue through rdma statistics. */
@@ -528,7 +544,13 @@ struct softrc_req {
  * @nak_held:	sequence-error or RNR NAK syndrome for @epsn waiting
  *		behind queued responses (0 = none)
  * @ack_held:	a flush found responses queued: the coalesced ACK (or
- *		@nak_held) goes out once they are sent
+ *		@nak_held, or @fatal_held) goes out once they are sent
+ * @res_live:	responder resources in use: the @res_live most recently
+ *		allocated, oldest first at res_next - res_live
+ * @fatal_held:	invalid request / remote access / remote operational
+ *		NAK syndrome waiting behind queued responses (0 = none):
+ *		requests are dropped meanwhile, and the QP enters ERROR
+ *		once it is sent
  */
 struct softrc_resp {
 	u8 state;
@@ -549,6 +571,8 @@ struct softrc_resp {
 	u32 rd_first;
 	u8 nak_held;
 	bool ack_held;
+	u32 res_live;
+	u8 fatal_held;
 };
 
 /* Most PSNs outstanding at the requester: below the 2^23 window (req.c). */
@@ -556,6 +580,19 @@ struct softrc_resp {
 
 /* READ response packets the rx call of a READ may send before pacing. */
 #define SOFTRC_RESP_INLINE	16
+
+/* Largest message and RETH DMA length (IBTA C9-94: 2^31 bytes). */
+#define SOFTRC_MAX_MSG_LEN	BIT(31)
+
+/*
+ * PSNs one READ may reserve: half the 2^23 window. The requester starts a
+ * WQE only while fewer than max_unacked (<= 2^22) PSNs are outstanding,
+ * so a READ never pushes the outstanding span to the window edge, and
+ * the oldest unacknowledged PSN always stays a duplicate at the
+ * responder. At PMTU 256 this caps a READ at 1 GiB; from PMTU 512 on,
+ * SOFTRC_MAX_MSG_LEN is the tighter bound.
+ */
+#define SOFTRC_READ_MAX_PSNS	(SOFTRC_PSN_WINDOW / 2)
 
 /**
  * struct softrc_core_qp - the engine's view of one RC QP (embedded in
@@ -592,6 +629,7 @@ bool softrc_core_idle(const struct softrc_core_qp *qp);
 void softrc_core_sq_drain(struct softrc_core_qp *qp, bool on);
 bool softrc_core_sq_drained(const struct softrc_core_qp *qp);
 bool softrc_core_tx_pending(const struct softrc_core_qp *qp);
+int softrc_core_set_max_dest_rd_atomic(struct softrc_core_qp *qp, u32 nres);
 
 /* req.c */
 u32 softrc_core_tx(struct softrc_core_qp *qp, u64 now, u32 budget);
@@ -608,6 +646,7 @@ void softrc_resp_invalid(struct softrc_core_qp *qp,
 			 const struct softrc_pkt *pkt);
 u8 softrc_credit_code(u32 wqes);
 u32 softrc_credit_value(u8 code);
+u32 softrc_read_npkts(u32 len, u32 pmtu);
 
 /* comp.c */
 void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
@@ -615,6 +654,7 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 
 /* internal, shared by the stage files */
 void softrc_qp_enter_error(struct softrc_core_qp *qp);
+void softrc_resp_res_release_all(struct softrc_core_qp *qp);
 void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
 			 u64 deadline);
 void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn);

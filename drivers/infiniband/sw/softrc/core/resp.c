@@ -31,12 +31,23 @@
  *  - a duplicate READ/ATOMIC restarts the queue at its resource and PSN
  *    when that is before the cursor (the requester went back: everything
  *    from there is needed again), extends the queue when it is past it,
- *    and is already covered otherwise;
+ *    and is already covered otherwise; one from inside a READ response
+ *    (not its first PSN) always restarts there, so that PSN goes out as a
+ *    FIRST;
  *  - AETH credits: the number of free receive WQEs (IBTA table 44
  *    encoding), or 31 ("no credit information", as rxe) with
  *    attr.no_credits;
  *  - invalid request, remote access and remote operational errors NAK the
- *    request and move the QP to ERROR.
+ *    request and move the QP to ERROR; behind queued responses the NAK
+ *    waits until they are out (responses in request order, IBTA 9.5),
+ *    later requests are dropped meanwhile;
+ *  - a RETH DMA length above 2^31 (C9-94) or a READ of more than
+ *    SOFTRC_READ_MAX_PSNS response packets is an invalid request;
+ *  - responder resources (max_dest_rd_atomic of them) are recycled
+ *    oldest first and retired once their PSNs leave the duplicate window;
+ *    a READ/ATOMIC with no resource configured, or one that would recycle
+ *    a resource whose response has not gone out once (the requester then
+ *    has more outstanding than max_dest_rd_atomic), is an invalid request.
  */
 #include "qp.h"
 
@@ -120,14 +131,39 @@ static void softrc_resp_send_aeth(struct softrc_core_qp *qp, u8 syndrome,
 }
 
 /*
- * Send the held NAK (it acknowledges everything before epsn), else the
- * coalesced ACK (it covers epsn - 1). True if a packet left.
+ * The held fatal NAK (invalid request, remote access or remote
+ * operational error) for epsn, which acknowledges everything before it;
+ * then ERROR.
+ */
+static void softrc_resp_send_fatal(struct softrc_core_qp *qp)
+{
+	u8 nak = softrc_syndrome_value(qp->resp.fatal_held);
+
+	qp->resp.fatal_held = 0;
+	if (nak == SOFTRC_NAK_INVALID_REQ)
+		qp->cnt.inv_req_naks_sent++;
+	else if (nak == SOFTRC_NAK_REMOTE_ACCESS)
+		qp->cnt.rem_access_naks_sent++;
+	else
+		qp->cnt.rem_op_naks_sent++;
+	softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK | nak, qp->resp.epsn);
+	softrc_qp_enter_error(qp);
+}
+
+/*
+ * Send the held fatal NAK (then ERROR), else the held NAK (it
+ * acknowledges everything before epsn), else the coalesced ACK (it covers
+ * epsn - 1). True if a packet left.
  */
 static bool softrc_resp_send_ctl(struct softrc_core_qp *qp)
 {
 	struct softrc_resp *resp = &qp->resp;
 	u8 nak = resp->nak_held;
 
+	if (resp->fatal_held) {
+		softrc_resp_send_fatal(qp);
+		return true;
+	}
 	resp->ack_held = false;
 	resp->nak_held = 0;
 	if (nak) {
@@ -150,7 +186,8 @@ void softrc_resp_flush(struct softrc_core_qp *qp)
 	struct softrc_resp *resp = &qp->resp;
 
 	if (resp->rd_pend) {
-		resp->ack_held = resp->ack_pending || resp->nak_held;
+		resp->ack_held = resp->ack_pending || resp->nak_held ||
+				 resp->fatal_held;
 		return;
 	}
 	softrc_resp_send_ctl(qp);
@@ -215,24 +252,33 @@ static void softrc_resp_complete_recv(struct softrc_core_qp *qp, u8 status,
 }
 
 /*
- * Fatal request error: NAK it, fail the receive WQE the message holds (if
- * @recv_status), and move the QP to ERROR (which flushes the rest).
+ * Fatal request error: fail the receive WQE the message holds (if
+ * @recv_status), NAK the request and move the QP to ERROR (which flushes
+ * the rest). Responses already owed to earlier requests go first (IBTA
+ * 9.5: in request order; the NAK's MSN counts them as done): behind them
+ * the NAK is held, every later request is dropped, and ERROR comes once
+ * the NAK is out.
  */
 static void softrc_resp_fail(struct softrc_core_qp *qp,
 			     const struct softrc_pkt *pkt, u8 nak,
 			     u8 recv_status)
 {
-	softrc_resp_flush(qp);
-	if (nak == SOFTRC_NAK_INVALID_REQ)
-		qp->cnt.inv_req_naks_sent++;
-	else if (nak == SOFTRC_NAK_REMOTE_ACCESS)
-		qp->cnt.rem_access_naks_sent++;
-	else
-		qp->cnt.rem_op_naks_sent++;
-	softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK | nak, qp->resp.epsn);
-	if (recv_status && qp->resp.rq_head != qp->resp.rq_tail)
+	struct softrc_resp *resp = &qp->resp;
+
+	if (recv_status && resp->rq_head != resp->rq_tail)
 		softrc_resp_complete_recv(qp, recv_status, pkt, 0);
-	softrc_qp_enter_error(qp);
+	if (!resp->rd_pend)
+		softrc_resp_flush(qp);	/* the coalesced ACK first */
+	resp->fatal_held = SOFTRC_AETH_NAK | nak;
+	resp->state = SOFTRC_RESP_ERROR;
+	if (resp->rd_pend) {
+		/* the NAK covers the ACK or NAK held for an earlier PSN */
+		resp->nak_held = 0;
+		resp->ack_pending = false;
+		resp->ack_held = true;
+		return;
+	}
+	softrc_resp_send_fatal(qp);
 }
 
 /* No receive WQE: RNR NAK with our min_rnr_timer [004 5.3]. */
@@ -256,13 +302,15 @@ static bool softrc_resp_len_ok(const struct softrc_core_qp *qp,
 	return len == qp->attr.pmtu;
 }
 
+static void softrc_resp_epsn_add(struct softrc_core_qp *qp, u32 n);
+
 /* One request packet executed: advance, ack if asked, close at LAST. */
 static void softrc_resp_advance(struct softrc_core_qp *qp,
 				const struct softrc_pkt *pkt)
 {
 	struct softrc_resp *resp = &qp->resp;
 
-	resp->epsn = softrc_psn_add(resp->epsn, 1);
+	softrc_resp_epsn_add(qp, 1);
 	if (softrc_pkt_has(pkt, SOFTRC_OPF_LAST)) {
 		resp->msn = softrc_psn_add(resp->msn, 1);
 		resp->state = SOFTRC_RESP_IDLE;
@@ -293,10 +341,16 @@ static void softrc_resp_send_data(struct softrc_core_qp *qp,
 				 SOFTRC_WC_LOC_LEN_ERR);
 		return;
 	}
+	/*
+	 * An R_Key that cannot be invalidated is the sender's invalid
+	 * request: NAK it, and the receive WQE says so too
+	 * (REM_INV_REQ_ERR, as rxe's class J; it is no local protection
+	 * error of the receive WQE's own buffers).
+	 */
 	if (softrc_pkt_has(pkt, SOFTRC_OPF_INV) &&
 	    qp->ops->invalidate(qp->ctx, pkt->inv_rkey)) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
-				 SOFTRC_WC_LOC_PROT_ERR);
+				 SOFTRC_WC_REM_INV_REQ_ERR);
 		return;
 	}
 	if (dst.len)
@@ -363,6 +417,11 @@ static void softrc_resp_start_write(struct softrc_core_qp *qp,
 {
 	struct softrc_resp *resp = &qp->resp;
 
+	/* C9-94: a message is at most 2^31 bytes */
+	if (pkt->dma_len > SOFTRC_MAX_MSG_LEN) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		return;
+	}
 	/* one bounds/permission check covers the whole message [003 step 5] */
 	if (pkt->dma_len && qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va,
 					      pkt->dma_len,
@@ -420,6 +479,18 @@ static void softrc_resp_rd_queue(struct softrc_core_qp *qp, u32 i, u32 psn)
 	a = softrc_resp_res_age(qp, i);
 	a0 = softrc_resp_res_age(qp, resp->rd_tx);
 	end = a0 + resp->rd_pend - 1;
+	if (psn != qp->st.res[i].psn) {
+		/*
+		 * A duplicate from inside a response: the requester asks from
+		 * its first missing PSN, so it has everything before @psn,
+		 * and it expects a FIRST at @psn (a response restarts at the
+		 * duplicate's PSN [004 §5.x]): restart there, keep what
+		 * follows.
+		 */
+		resp->rd_pend = a <= end ? end - a + 1 : 1;
+		softrc_resp_rd_seek(qp, i, psn);
+		return;
+	}
 	if (a < a0 || (a == a0 && softrc_psn_lt(psn, resp->rd_psn))) {
 		/* the requester went back: restart there, keep what follows */
 		resp->rd_pend = end - a + 1;
@@ -431,20 +502,118 @@ static void softrc_resp_rd_queue(struct softrc_core_qp *qp, u32 i, u32 psn)
 	/* else: queued already, at or before @psn */
 }
 
+/* Slot of the oldest live resource (res_live > 0). */
+static u32 softrc_resp_res_oldest(const struct softrc_core_qp *qp)
+{
+	return (qp->resp.res_next + qp->st.nres - qp->resp.res_live) %
+	       qp->st.nres;
+}
+
 /*
- * Take the oldest resource for a new READ/ATOMIC. If its response is still
- * queued, it is a replay the requester no longer needs (it cannot have
- * more than max_rd_atomic <= nres outstanding): abandon it.
+ * Release the oldest live resource. Every resource leaves through here:
+ * recycled for a new READ/ATOMIC, retired out of the duplicate window,
+ * or all of them (ERROR, a new max_dest_rd_atomic). A response of it
+ * still queued is abandoned (it is then at the head of the queue: the
+ * queue runs oldest first over live resources).
  */
+static void softrc_resp_res_release(struct softrc_core_qp *qp)
+{
+	struct softrc_resp *resp = &qp->resp;
+	u32 i = softrc_resp_res_oldest(qp);
+
+	if (resp->rd_pend && resp->rd_tx == i)
+		softrc_resp_rd_next(qp);
+	memset(&qp->st.res[i], 0, sizeof(qp->st.res[i]));
+	resp->res_live--;
+}
+
+void softrc_resp_res_release_all(struct softrc_core_qp *qp)
+{
+	while (qp->resp.res_live)
+		softrc_resp_res_release(qp);
+}
+
+/*
+ * Advance epsn by @n (at most SOFTRC_READ_MAX_PSNS). A resource can only
+ * answer duplicates while its last PSN is within the 2^23 duplicate
+ * window behind epsn [004 §4.3, IBTA 9.7.2]: retire it as soon as it
+ * leaves, so that it never answers a duplicate of a later PSN cycle (a
+ * duplicate is answered from what that very request saved [004 §5.x]).
+ * Resources are allocated in PSN order, so the oldest goes
+ * first. The distance cannot wrap unseen: a live resource is 1..2^23
+ * PSNs behind epsn, and one step adds at most 2^22.
+ */
+static void softrc_resp_epsn_add(struct softrc_core_qp *qp, u32 n)
+{
+	struct softrc_resp *resp = &qp->resp;
+
+	while (resp->res_live) {
+		const struct softrc_rd_res *res =
+			&qp->st.res[softrc_resp_res_oldest(qp)];
+		u32 last = softrc_psn_add(res->psn, res->npkts - 1);
+
+		if (((resp->epsn - last) & SOFTRC_PSN_MASK) + n <=
+		    SOFTRC_PSN_WINDOW)
+			break;
+		softrc_resp_res_release(qp);
+	}
+	resp->epsn = softrc_psn_add(resp->epsn, n);
+}
+
+/*
+ * May a new READ/ATOMIC take a resource? Not if none is configured
+ * (max_dest_rd_atomic 0), nor if the one it would recycle has not sent
+ * its response once: the requester cannot have received it, so it has
+ * more than max_dest_rd_atomic READ/ATOMICs outstanding: an invalid
+ * request (class C, as rxe's "too many RDMA READ/ATOMIC requests" for
+ * max_dest_rd_atomic 0). A recycled resource
+ * whose response was sent is taken silently (its replay, if queued, is
+ * abandoned: the requester is past it), as in rxe: excess that the
+ * responder cannot see costs the requester its duplicates.
+ */
+static bool softrc_resp_res_ok(const struct softrc_core_qp *qp)
+{
+	if (!qp->st.nres)
+		return false;
+	return qp->resp.res_live < qp->st.nres ||
+	       qp->st.res[qp->resp.res_next].sent;
+}
+
+/* A free resource for a new READ/ATOMIC (the oldest one recycled). */
 static u32 softrc_resp_res_alloc(struct softrc_core_qp *qp)
 {
-	u32 i = qp->resp.res_next;
+	struct softrc_resp *resp = &qp->resp;
+	u32 i;
 
-	if (qp->resp.rd_pend && qp->resp.rd_tx == i)
-		softrc_resp_rd_next(qp);
-	qp->resp.res_next = (i + 1) % qp->st.nres;
-	memset(&qp->st.res[i], 0, sizeof(qp->st.res[i]));
+	if (resp->res_live == qp->st.nres)
+		softrc_resp_res_release(qp);
+	i = resp->res_next;
+	resp->res_next = (i + 1) % qp->st.nres;
+	resp->res_live++;
 	return i;
+}
+
+/*
+ * max_dest_rd_atomic changed (modify_qp): every resource is released
+ * (queued responses abandoned, later duplicates of them dropped, as rxe
+ * does); at most the storage's res_cap.
+ */
+int softrc_core_set_max_dest_rd_atomic(struct softrc_core_qp *qp, u32 nres)
+{
+	if (nres > qp->st.res_cap)
+		return SOFTRC_E_INVAL;
+	if (nres == qp->st.nres)
+		return 0;
+	softrc_resp_res_release_all(qp);
+	qp->resp.res_next = 0;
+	qp->st.nres = nres;
+	return 0;
+}
+
+/* READ response packets (PSNs) for @len bytes; 1 for a zero-length READ. */
+u32 softrc_read_npkts(u32 len, u32 pmtu)
+{
+	return len ? (u32)(((u64)len + pmtu - 1) / pmtu) : 1;
 }
 
 static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
@@ -459,7 +628,7 @@ static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
 
 /* Send READ response packet rd_psn of resource rd_tx, advance the cursor. */
 static void softrc_resp_read_one(struct softrc_core_qp *qp,
-				 const struct softrc_rd_res *res)
+				 struct softrc_rd_res *res)
 {
 	struct softrc_resp *resp = &qp->resp;
 	u32 k = (u32)softrc_psn_diff(resp->rd_psn, res->psn);
@@ -476,15 +645,18 @@ static void softrc_resp_read_one(struct softrc_core_qp *qp,
 	softrc_resp_pkt_init(qp, &pkt, op, resp->rd_psn);
 	pl.rkey = res->rkey;
 	pl.addr = res->va + (u64)k * qp->attr.pmtu;
-	pl.len = last ? res->len - k * qp->attr.pmtu : qp->attr.pmtu;
+	pl.len = last ? res->len - (u32)((u64)k * qp->attr.pmtu) :
+		 qp->attr.pmtu;
 	if (!pl.len)
 		pl.kind = SOFTRC_BUF_NONE;
 	pkt.payload_len = pl.len;
 	softrc_resp_xmit(qp, &pkt, &pl);
-	if (last)
+	if (last) {
+		res->sent = true;
 		softrc_resp_rd_next(qp);
-	else
+	} else {
 		resp->rd_psn = softrc_psn_add(resp->rd_psn, 1);
+	}
 }
 
 /*
@@ -498,10 +670,11 @@ u32 softrc_core_tx_resp(struct softrc_core_qp *qp, u32 budget)
 	u32 n = 0;
 
 	for (; n < budget && resp->rd_pend; n++) {
-		const struct softrc_rd_res *res = &qp->st.res[resp->rd_tx];
+		struct softrc_rd_res *res = &qp->st.res[resp->rd_tx];
 
 		if (res->type == SOFTRC_RES_ATOMIC) {
 			softrc_resp_atomic_reply(qp, res);
+			res->sent = true;
 			softrc_resp_rd_next(qp);
 		} else {
 			softrc_resp_read_one(qp, res);
@@ -516,10 +689,13 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 			     const struct softrc_pkt *pkt)
 {
 	struct softrc_resp *resp = &qp->resp;
+	u32 len = pkt->dma_len, npkts = softrc_read_npkts(len, qp->attr.pmtu);
 	struct softrc_rd_res *res;
-	u32 len = pkt->dma_len, i;
+	u32 i;
 
-	if (!qp->st.nres || pkt->payload_len) {
+	/* C9-94: at most 2^31 bytes; at most half the PSN window */
+	if (!softrc_resp_res_ok(qp) || pkt->payload_len ||
+	    len > SOFTRC_MAX_MSG_LEN || npkts > SOFTRC_READ_MAX_PSNS) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
@@ -530,15 +706,15 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 	}
 	softrc_resp_ack_before(qp);	/* the ACK must not cover this PSN */
 	resp->msn = softrc_psn_add(resp->msn, 1);	/* early increment */
+	softrc_resp_epsn_add(qp, npkts);
 	i = softrc_resp_res_alloc(qp);
 	res = &qp->st.res[i];
 	res->type = SOFTRC_RES_READ;
 	res->psn = pkt->psn;
-	res->npkts = len ? (len + qp->attr.pmtu - 1) / qp->attr.pmtu : 1;
+	res->npkts = npkts;
 	res->va = pkt->va;
 	res->rkey = pkt->rkey;
 	res->len = len;
-	resp->epsn = softrc_psn_add(resp->epsn, res->npkts);
 	softrc_resp_rd_queue(qp, i, res->psn);
 	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
@@ -551,7 +727,7 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 	u64 orig;
 	u32 i;
 
-	if (!qp->st.nres || (pkt->va & 7)) {
+	if (!softrc_resp_res_ok(qp) || (pkt->va & 7)) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
@@ -565,13 +741,13 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 			       pkt->opcode == SOFTRC_OP_COMPARE_SWAP,
 			       pkt->swap_add, pkt->compare);
 	resp->msn = softrc_psn_add(resp->msn, 1);
+	softrc_resp_epsn_add(qp, 1);
 	i = softrc_resp_res_alloc(qp);
 	res = &qp->st.res[i];
 	res->type = SOFTRC_RES_ATOMIC;
 	res->psn = pkt->psn;
 	res->npkts = 1;
 	res->orig = orig;
-	resp->epsn = softrc_psn_add(resp->epsn, 1);
 	softrc_resp_rd_queue(qp, i, res->psn);
 	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
@@ -641,18 +817,25 @@ static void (*const softrc_resp_step[SOFTRC_RESP_NR])(struct softrc_core_qp *,
 void softrc_resp_invalid(struct softrc_core_qp *qp,
 			 const struct softrc_pkt *pkt)
 {
+	if (qp->resp.fatal_held)
+		return;		/* a fatal NAK is on its way already */
 	softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
 			 qp->resp.state == SOFTRC_RESP_IN_SEND ?
 			 SOFTRC_WC_REM_INV_REQ_ERR : 0);
 }
 
+/*
+ * The live resource holding @psn, newest first (live resources never
+ * overlap: each covers PSNs of the current cycle only).
+ */
 static struct softrc_rd_res *softrc_resp_res_find(struct softrc_core_qp *qp,
 						  u8 type, u32 psn)
 {
-	u32 i;
+	u32 k, nres = qp->st.nres;
 
-	for (i = 0; i < qp->st.nres; i++) {
-		struct softrc_rd_res *res = &qp->st.res[i];
+	for (k = 1; k <= qp->resp.res_live; k++) {
+		struct softrc_rd_res *res =
+			&qp->st.res[(qp->resp.res_next + nres - k) % nres];
 
 		if (res->type == type && softrc_psn_in(psn, res->psn, res->npkts))
 			return res;
@@ -691,6 +874,10 @@ void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 {
 	struct softrc_resp *resp = &qp->resp;
 
+	if (resp->fatal_held) {
+		qp->cnt.drop_state++;	/* ERROR once the held NAK is out */
+		return;
+	}
 	switch (softrc_psn_classify(pkt->psn, resp->epsn)) {
 	case SOFTRC_PSN_EXPECTED:
 		resp->nak_sent = false;
