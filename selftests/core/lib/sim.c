@@ -713,12 +713,15 @@ static void sim_deliver(struct sim *sim, struct sim_pkt *p)
 	status = softrc_parse(bth, blen, blen, ep->qp.attr.pmtu, &pkt);
 	if (status != SOFTRC_PARSE_OK) {
 		u64 naks = ep->qp.cnt.inv_req_naks_sent;
+		bool held = ep->qp.resp.fatal_held;
 
 		/* as the glue: with the BTH valid the engine decides */
 		sim->parse_drops++;
 		if (status > SOFTRC_PARSE_RESV7_SET)
 			softrc_core_rx_invalid(&ep->qp, &pkt);
-		ep->malformed_naks += ep->qp.cnt.inv_req_naks_sent - naks;
+		/* sent now, or held behind queued READ responses */
+		ep->malformed_naks += ep->qp.cnt.inv_req_naks_sent - naks +
+				      (!held && ep->qp.resp.fatal_held);
 		return;
 	}
 	if (softrc_pkt_has(&pkt, SOFTRC_OPF_REQ)) {

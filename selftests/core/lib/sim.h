@@ -80,7 +80,7 @@ struct sim_ep {
 	u8 rx_syndrome;			/* AETH syndrome of the packet in rx */
 	u64 rnr_quiet_until;		/* no request before: RNR wait */
 	u32 rnr_rounds;			/* RNR waits since una last moved */
-	u64 malformed_naks;		/* NAK InvReq for a parser reject */
+	u64 malformed_naks;		/* NAK InvReq (sent or held) for a parser reject */
 };
 
 struct sim_link {
