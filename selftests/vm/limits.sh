@@ -11,6 +11,9 @@
 #   overrun: completions into a full CQ: one CQ_ERR, one QP_FATAL, the QP
 #     in ERROR, the losses counted (cq_overruns, cq_wc_dropped)
 #   udata: QUERY_DEVICE_EX with zeroed driver data
+#   srq limit: selftests/verbs/kmod/softrc_srq_test.ko, a kernel ULP whose
+#     SRQ limit event handler posts to the QP at once (H4: the event is no
+#     longer dispatched under that QP's lock)
 #   memcg: a large QP's memory is charged to its creator's memory cgroup
 #   hold: `rdma link del`, `ip link del` of the netdev and `ip netns del`
 #     of the netdev's namespace complete within seconds while a process
@@ -24,6 +27,7 @@
 #   s0 -> va 10.0.0.1/24 fd00::1/64 === vb 10.0.0.2/24 fd00::2/64 <- s1
 set -u
 . "$(dirname "$0")/lib.sh"
+. "$REPO/selftests/verbs/topo.sh"
 
 LIMITS=$REPO/selftests/verbs/limits
 NS=softrc-lim
@@ -45,8 +49,8 @@ if [ ! -x "$LIMITS" ]; then
 	exit 0
 fi
 
-# topo [DEV_NS]: the veth pair, s0 on va; with DEV_NS also s1 on vb
-topo() {
+# lim_up [DEV_NS]: the veth pair, s0 on va; with DEV_NS also s1 on vb
+lim_up() {
 	ip netns add $NS &&
 	ip link add va type veth peer name vb netns $NS &&
 	ip addr add 10.0.0.1/24 dev va &&
@@ -64,7 +68,7 @@ topo() {
 	wait_until 5 bash -c '[ "$(port_state s1)" = ACTIVE ]'
 }
 
-topo_down() {
+lim_down() {
 	rdma link del s0 2>/dev/null
 	ip netns del $NS 2>/dev/null
 	ip link del va 2>/dev/null
@@ -105,6 +109,9 @@ hold_then() {
 	else
 		not_ok "$name: completes while the device is held" "took $(((t1 - t0) / 1000000)) ms"
 	fi
+	# before the holder gives up (30 s): the removal must not wait for it
+	check "$name: $dev is gone within 10 s, the holder still running" \
+		wait_until 10 rdma_dev_gone "$dev"
 	wait "$HOLD_PID"
 	rc=$?
 	HOLD_PID=
@@ -114,12 +121,11 @@ hold_then() {
 	else
 		not_ok "$name: the holder got IBV_EVENT_DEVICE_FATAL and exited cleanly" "exit $rc"
 	fi
-	check "$name: $dev is gone" wait_until 10 rdma_dev_gone "$dev"
 	rm -f $out
 }
 
 check "load softrc" softrc_load
-if ! out=$(topo 2>&1); then
+if ! out=$(lim_up 2>&1); then
 	printf '%s\n' "$out" | sed 's/^/# /'
 	echo "Bail out! device set-up failed"
 	exit 1
@@ -149,6 +155,28 @@ fi
 # --- H7 --------------------------------------------------------------------
 section "udata: QUERY_DEVICE_EX with zeroed driver data" "$LIMITS" s0 udata
 
+# --- H4: the SRQ limit event of a kernel ULP --------------------------------
+# softrc_srq_test.ko's handler posts to the QP whose receive hit the limit
+srq_kmod() {
+	local ko=$REPO/selftests/verbs/kmod/softrc_srq_test.ko rc n0 g
+	g=$(gid_index s0 10.0.0.1) || return 1
+	n0=$(dmesg | wc -l)
+	timeout 60 insmod "$ko" dev=s0 gid="$g"
+	rc=$?
+	dmesg | tail -n +$((n0 + 1)) | grep 'softrc_srq_test: ' | sed 's/^.*softrc_srq_test: /#   /'
+	rmmod softrc_srq_test 2>/dev/null
+	return $rc
+}
+if [ -e "$REPO/selftests/verbs/kmod/softrc_srq_test.ko" ]; then
+	if srq_kmod; then
+		ok "srq limit: a kernel handler may post to the QP at once"
+	else
+		not_ok "srq limit: a kernel handler may post to the QP at once"
+	fi
+else
+	ok "srq limit # SKIP softrc_srq_test.ko not built"
+fi
+
 # --- F7: memory cgroup accounting ------------------------------------------
 memcg_setup() {
 	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup || return 1
@@ -167,21 +195,21 @@ fi
 
 # --- F9: removal while held -------------------------------------------------
 hold_then "rdma link del" s0 rdma link del s0
-topo_down
-check "topology up again" topo
+lim_down
+check "topology up again" lim_up
 hold_then "ip link del of the netdev" s0 ip link del va
-topo_down
-check "topology up again, s1 in $NS" topo ns
+lim_down
+check "topology up again, s1 in $NS" lim_up ns
 hold_then "ip netns del of the netdev's namespace" s1 ip netns del $NS
-topo_down
+lim_down
 
 # --- F7: object limits --------------------------------------------------------
 check "rmmod" rmmod softrc
 check "load softrc max_qp=8 max_cq=8 max_pd=8 max_mr=8 max_srq=4" \
 	bash -c "softrc_deps && insmod $SOFTRC_KO max_qp=8 max_cq=8 max_pd=8 max_mr=8 max_srq=4"
-check "topology up" topo
+check "topology up" lim_up
 section "caps: the limits reported and enforced" "$LIMITS" s0 caps 8 8 8 8 4
-topo_down
+lim_down
 check "rmmod at the end" rmmod softrc
 
 ktap_finish
