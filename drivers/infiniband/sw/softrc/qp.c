@@ -191,14 +191,15 @@ static void softrc_qp_sqd_event(struct softrc_qp *qp)
 }
 
 /*
- * At most one ring's worth (pwc_size) per call: other CPUs may keep
- * pushing while we drain; the rest goes to the TX tasklet. Also delivers
- * the events the QP lock deferred: an SRQ limit event, and the fatal
- * error of a QP whose completion a CQ overrun lost.
+ * At most one queue's worth (what one call under qp->lock may push) per
+ * call: other CPUs may keep pushing while we drain; the rest goes to the
+ * TX tasklet. Also delivers the events the QP lock deferred: an SRQ
+ * limit event, and the fatal error of a QP whose completion a CQ overrun
+ * lost.
  */
 void softrc_qp_drain_comps(struct softrc_qp *qp)
 {
-	u32 cons, budget = qp->pwc_size;
+	u32 cons, budget = qp->sq_depth + qp->rq_depth + (qp->urq ? qp->max_recv_wr : 0);
 
 	if (qp->srq)
 		softrc_srq_deliver_event(qp->srq);
