@@ -238,7 +238,7 @@ static void test_spin(bool sq_side, int secs)
 	   sq_side ? "doorbell" : "INIT/ERROR/RESET");
 	ok(atomic_load(&s.moves) > 0, "%s: the spinning thread ran (%lu x 1000 moves)",
 	   w, atomic_load(&s.moves));
-	ok(worst < 2.0, "%s: the longest call took %.3f s (< 2 s: bounded per call)",
+	ok(worst < 4.0, "%s: the longest call took %.3f s (< 4 s: bounded per call)",
 	   w, worst);
 	/* drained once the index stops: the QP still works as an object */
 	usleep(200000);

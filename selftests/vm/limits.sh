@@ -142,8 +142,8 @@ if [ "$(nproc)" -ge 2 ]; then
 	sysctl -qw kernel.watchdog_thresh=2
 	sysctl -qw kernel.soft_watchdog=1 2>/dev/null
 	n0=$(dmesg | wc -l)
-	section "spin_sq: doorbells stay bounded while the SQ producer spins" "$LIMITS" s0 spin_sq 6
-	section "spin_rq: the ERROR flush stays bounded while the RQ producer spins" "$LIMITS" s0 spin_rq 6
+	section "spin_sq: doorbells stay bounded while the SQ producer spins" "$LIMITS" s0 spin_sq 8
+	section "spin_rq: the ERROR flush stays bounded while the RQ producer spins" "$LIMITS" s0 spin_rq 8
 	check "spin: no soft lockup or RCU stall reported" \
 		bash -c "! dmesg | tail -n +$((n0 + 1)) | grep -E 'soft lockup|rcu.*stall|hard LOCKUP'"
 	sysctl -qw kernel.watchdog_thresh="$old_thresh"
