@@ -17,6 +17,7 @@
 
 #include "softrc.h"
 #include "cq.h"
+#include "net.h"
 
 static u32 softrc_wc_flags_to_user(int flags)
 {
@@ -69,6 +70,7 @@ static void softrc_cq_comp_task(struct tasklet_struct *t)
 	softrc_cq_call_handler(cq);
 }
 
+/* The CQ overran: its one IB_EVENT_CQ_ERR (called once, without the lock). */
 static void softrc_cq_overflow(struct softrc_cq *cq)
 {
 	struct ib_event ev = {
@@ -77,7 +79,9 @@ static void softrc_cq_overflow(struct softrc_cq *cq)
 		.event = IB_EVENT_CQ_ERR,
 	};
 
-	ibdev_dbg(cq->ibcq.device, "cq overflow (%d entries)\n", cq->ibcq.cqe);
+	ibdev_dbg(cq->ibcq.device, "cq overrun (%d entries): in error\n",
+		  cq->ibcq.cqe);
+	softrc_dev_count(to_sdev(cq->ibcq.device), SOFTRC_DEVCNT_cq_overruns);
 	if (cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
@@ -92,21 +96,34 @@ static void softrc_cq_overflow(struct softrc_cq *cq)
  * any completion after IB_CQ_NEXT_COMP; after IB_CQ_SOLICITED a
  * solicited one or one in error. Arming lasts for one event.
  *
+ * A completion that finds the CQ full overruns it: the CQ enters the
+ * error state for good (@overrun) and raises IB_EVENT_CQ_ERR once; that
+ * completion and every later one are dropped and counted, so a CQ that
+ * keeps overflowing costs no event allocations (uverbs queues one per
+ * event). What the ring holds can still be polled. The caller moves the
+ * QP whose completion was lost to ERROR with IB_EVENT_QP_FATAL (IBTA
+ * ch. 11 asynchronous errors: a CQ overrun is a CQ error; the work queue
+ * whose completion it lost can no longer complete correctly).
+ *
  * Context: any; never sleeps.
- * Return: 0, or -ENOSPC if the CQ is full (IB_EVENT_CQ_ERR dispatched;
- * the completion is lost).
+ * Return: 0, or -ENOSPC if the completion was dropped.
  */
 int softrc_cq_post(struct softrc_cq *cq, const struct ib_wc *wc, bool solicited)
 {
 	unsigned long flags;
-	bool fire;
+	bool fire, first;
 	void *slot;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	slot = softrc_queue_producer_slot(&cq->q);
+	slot = cq->overrun ? NULL : softrc_queue_producer_slot(&cq->q);
 	if (unlikely(!slot)) {
+		first = !cq->overrun;
+		cq->overrun = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
-		softrc_cq_overflow(cq);
+		softrc_dev_count(to_sdev(cq->ibcq.device),
+				 SOFTRC_DEVCNT_cq_wc_dropped);
+		if (first)
+			softrc_cq_overflow(cq);
 		return -ENOSPC;
 	}
 	if (cq->is_user)
@@ -205,10 +222,8 @@ int softrc_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->num_cq) > SOFTRC_MAX_CQ) {
-		err = -ENOSPC;
-		goto err_count;
-	}
+	if (!softrc_count_get(&sdev->num_cq, sdev->caps.max_cq))
+		return -ENOMEM;
 
 	cq->is_user = !!udata;
 	spin_lock_init(&cq->lock);

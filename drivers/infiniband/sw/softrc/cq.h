@@ -34,6 +34,8 @@ enum softrc_uwc_flags {
  *		(poll_cq), arming and resize; taken with IRQs saved
  * @notify:	0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP: what arms the next
  *		completion event (@lock)
+ * @overrun:	the CQ overran and is in error: completions are dropped
+ *		(@lock; set once, never cleared)
  * @is_user:	a user CQ: ib_uverbs_wc slots, comp_handler called inline
  * @comp_task:	runs a kernel CQ's comp_handler outside the data path's
  *		locks (the handler may poll or post)
@@ -43,6 +45,7 @@ struct softrc_cq {
 	struct softrc_queue q;
 	spinlock_t lock;	/* see above */
 	u8 notify;
+	bool overrun;
 	bool is_user;
 	struct tasklet_struct comp_task;
 };

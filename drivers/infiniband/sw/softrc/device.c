@@ -96,7 +96,11 @@ static int softrc_dev_register(struct softrc_dev *sdev, const char *name,
 
 	sdev->ndev = ndev;
 	sdev->port_state = IB_PORT_NOP;
+	softrc_caps_get(&sdev->caps);
 	atomic_set(&sdev->num_pd, 0);
+	atomic_set(&sdev->num_qp, 0);
+	atomic_set(&sdev->num_mr, 0);
+	atomic_set(&sdev->num_srq, 0);
 	softrc_obj_dev_init(sdev);
 	INIT_LIST_HEAD(&sdev->list);
 
@@ -218,6 +222,9 @@ void softrc_dev_dealloc(struct ib_device *ibdev)
 	list_del_init(&sdev->list);
 	mutex_unlock(&softrc_dev_list_lock);
 	WARN_ON(atomic_read(&sdev->num_pd));
+	WARN_ON(atomic_read(&sdev->num_qp));
+	WARN_ON(atomic_read(&sdev->num_mr));
+	WARN_ON(atomic_read(&sdev->num_srq));
 	softrc_net_dev_del(sdev);
 	softrc_obj_dev_fini(sdev);
 }

@@ -22,6 +22,42 @@
 
 #define SOFTRC_RXE_MODULE "rdma_rxe"
 
+/*
+ * Object limits a device gets when it is created (struct softrc_caps):
+ * an administrator (or a test) may lower them below the defaults; values
+ * of 0 or above the default mean the default.
+ */
+static unsigned int max_qp = SOFTRC_MAX_QP;
+module_param(max_qp, uint, 0444);
+MODULE_PARM_DESC(max_qp, "QPs per device (default and maximum 65536)");
+static unsigned int max_cq = SOFTRC_MAX_CQ;
+module_param(max_cq, uint, 0444);
+MODULE_PARM_DESC(max_cq, "CQs per device (default and maximum 16384)");
+static unsigned int max_mr = SOFTRC_MAX_MR;
+module_param(max_mr, uint, 0444);
+MODULE_PARM_DESC(max_mr, "MRs per device (default and maximum 262144)");
+static unsigned int max_pd = SOFTRC_MAX_PD;
+module_param(max_pd, uint, 0444);
+MODULE_PARM_DESC(max_pd, "PDs per device (default and maximum 65536)");
+static unsigned int max_srq = SOFTRC_MAX_SRQ;
+module_param(max_srq, uint, 0444);
+MODULE_PARM_DESC(max_srq, "SRQs per device (default and maximum 16384)");
+
+static u32 softrc_cap(unsigned int param, u32 dflt)
+{
+	return param && param < dflt ? param : dflt;
+}
+
+/* The limits for a device being created (the parameters are read-only). */
+void softrc_caps_get(struct softrc_caps *caps)
+{
+	caps->max_qp = softrc_cap(max_qp, SOFTRC_MAX_QP);
+	caps->max_cq = softrc_cap(max_cq, SOFTRC_MAX_CQ);
+	caps->max_mr = softrc_cap(max_mr, SOFTRC_MAX_MR);
+	caps->max_pd = softrc_cap(max_pd, SOFTRC_MAX_PD);
+	caps->max_srq = softrc_cap(max_srq, SOFTRC_MAX_SRQ);
+}
+
 /* True while rdma_rxe is loaded: it has a /sys/module entry. */
 static bool softrc_rxe_loaded(void)
 {

@@ -37,7 +37,9 @@
 	X(tx_mem_errors)	/* payload memory unreadable at TX */	\
 	X(tx_self)		/* to this device itself, not via IP */	\
 	X(tx_batches)		/* GSO batches of 2+ packets sent */	\
-	X(rx_mem_errors)	/* payload memory unwritable at RX */
+	X(rx_mem_errors)	/* payload memory unwritable at RX */	\
+	X(cq_overruns)		/* CQs that overran (now in error) */	\
+	X(cq_wc_dropped)	/* completions lost to a CQ in error */
 
 #define SOFTRC__DEVCNT_ENUM(n) SOFTRC_DEVCNT_##n,
 enum softrc_dev_counter {

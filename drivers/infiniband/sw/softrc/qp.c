@@ -90,8 +90,9 @@ void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc)
 	smp_store_release(&qp->pwc_prod, prod + 1);
 }
 
-static void softrc_qp_post_one(struct softrc_qp *qp,
-			       const struct softrc_pwc *e)
+/* Hand one completion to its CQ. Return: 0, or -ENOSPC if the CQ lost it. */
+static int softrc_qp_post_one(struct softrc_qp *qp,
+			      const struct softrc_pwc *e)
 {
 	bool recv = e->flags & SOFTRC_PWC_RECV;
 	struct ib_cq *cq = recv ? qp->ibqp.recv_cq : qp->ibqp.send_cq;
@@ -111,7 +112,63 @@ static void softrc_qp_post_one(struct softrc_qp *qp,
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 		wc.ex.invalidate_rkey = e->ex;
 	}
-	softrc_cq_post(to_scq(cq), &wc, e->flags & SOFTRC_PWC_SOLICITED);
+	return softrc_cq_post(to_scq(cq), &wc, e->flags & SOFTRC_PWC_SOLICITED);
+}
+
+/*
+ * Room in the pending-completion ring for one more completion of a WQE
+ * taken from a user ring, keeping free what the engine's flush of its SQ
+ * and RQ needs when the QP enters ERROR (softrc_qp_init_pwc sizes the
+ * ring for that plus several rings' worth).
+ */
+static bool softrc_qp_pwc_room(struct softrc_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	/* acquire: as in softrc_qp_push_wc */
+	return qp->pwc_size - (qp->pwc_prod - smp_load_acquire(&qp->pwc_cons)) >
+	       qp->sq_depth + qp->rq_depth + 1;
+}
+
+/*
+ * More work than one call may do (a user ring that keeps filling, a full
+ * pending-completion ring): the TX tasklet continues it. Under qp->lock,
+ * so a destroy (dying, then tasklet_kill) never sees it scheduled after.
+ */
+static void softrc_qp_resched(struct softrc_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!qp->dying)
+		tasklet_schedule(&qp->tx_task);
+}
+
+/*
+ * A CQ overran and lost one of this QP's completions: the QP cannot
+ * complete its work correctly any more. It enters ERROR (the rest of its
+ * WQEs flush) and reports IB_EVENT_QP_FATAL, once. Called without
+ * qp->lock or comp_lock.
+ */
+static void softrc_qp_cq_fatal(struct softrc_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+	bool report;
+
+	if (test_and_set_bit(SOFTRC_QP_CQ_FATAL, &qp->cq_lost))
+		return;
+	spin_lock_bh(&qp->lock);
+	report = !qp->dying;
+	if (report && qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
+		ibdev_dbg(qp->ibqp.device, "qp %u: completion lost to a CQ overrun: error\n",
+			  qp->ibqp.qp_num);
+		softrc_core_set_error(&qp->core);
+		softrc_qp_run_tx(qp);
+	}
+	spin_unlock_bh(&qp->lock);
+	if (report && qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
 /*
@@ -133,23 +190,41 @@ static void softrc_qp_sqd_event(struct softrc_qp *qp)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
+/*
+ * At most one queue's worth (what one call under qp->lock may push) per
+ * call: other CPUs may keep pushing while we drain; the rest goes to the
+ * TX tasklet. Also delivers the events the QP lock deferred: an SRQ
+ * limit event, and the fatal error of a QP whose completion a CQ overrun
+ * lost.
+ */
 void softrc_qp_drain_comps(struct softrc_qp *qp)
 {
-	u32 cons;
+	u32 cons, budget = qp->sq_depth + qp->rq_depth + (qp->urq ? qp->max_recv_wr : 0);
 
+	if (qp->srq)
+		softrc_srq_deliver_event(qp->srq);
 	do {
 		if (!spin_trylock_bh(&qp->comp_lock))
 			return;
 		cons = qp->pwc_cons;
 		/* acquire: pairs with the release in softrc_qp_push_wc */
-		while (cons != smp_load_acquire(&qp->pwc_prod)) {
-			softrc_qp_post_one(qp, &qp->pwc[cons & (qp->pwc_size - 1)]);
+		while (budget && cons != smp_load_acquire(&qp->pwc_prod)) {
+			if (softrc_qp_post_one(qp, &qp->pwc[cons & (qp->pwc_size - 1)]))
+				set_bit(SOFTRC_QP_CQ_LOST, &qp->cq_lost);
 			/* release: the slot is read before the producer reuses it */
 			smp_store_release(&qp->pwc_cons, ++cons);
+			budget--;
 		}
 		spin_unlock_bh(&qp->comp_lock);
+		if (test_bit(SOFTRC_QP_CQ_LOST, &qp->cq_lost))
+			softrc_qp_cq_fatal(qp);
 		/* acquire: entries pushed while we held comp_lock */
-	} while (cons != smp_load_acquire(&qp->pwc_prod));
+	} while (budget && cons != smp_load_acquire(&qp->pwc_prod));
+	if (!budget) {
+		spin_lock_bh(&qp->lock);
+		softrc_qp_resched(qp);
+		spin_unlock_bh(&qp->lock);
+	}
 	/* after the completions of the WQEs that drained */
 	if (test_and_clear_bit(0, &qp->sqd_event))
 		softrc_qp_sqd_event(qp);
@@ -179,19 +254,29 @@ static void softrc_qp_push_recv_err(struct softrc_qp *qp, u64 wr_id, u8 status)
 	softrc_qp_push_wc(qp, &e);
 }
 
-/* ERROR: receive WQEs still in the user RQ ring complete as flushed. */
+/*
+ * ERROR: receive WQEs in the user RQ ring complete as flushed. User space
+ * may move the producer index for ever: one call takes at most the WQEs
+ * there on entry (at most index_mask) and what the pending-completion
+ * ring has room for; the TX tasklet continues with the rest.
+ */
 void softrc_qp_flush_user_rq(struct softrc_qp *qp)
 {
 	struct rxe_recv_wqe *r;
+	u32 n;
 
 	lockdep_assert_held(&qp->lock);
 	if (!qp->urq)
 		return;
-	while ((r = softrc_queue_consumer_slot(qp->urq))) {
+	n = softrc_queue_count(qp->urq);
+	while (n-- && softrc_qp_pwc_room(qp) &&
+	       (r = softrc_queue_consumer_slot(qp->urq))) {
 		softrc_qp_push_recv_err(qp, READ_ONCE(r->wr_id),
 					IB_WC_WR_FLUSH_ERR);
 		softrc_queue_consumer_advance(qp->urq);
 	}
+	if (softrc_queue_count(qp->urq))
+		softrc_qp_resched(qp);
 }
 
 /* ---- memory checks at post time ------------------------------------ */
@@ -690,7 +775,11 @@ static void softrc_swr_from_user(struct softrc_qp *qp, struct softrc_swr *s,
 
 /*
  * The doorbell: copy new WQEs of the user SQ ring into kernel memory and
- * post them while the engine has room. In ERROR they complete flushed.
+ * post them while the engine has room. In ERROR they complete flushed,
+ * taking no engine room, so only the ring bounds the loop, and user space
+ * may move its producer index for ever: one call takes at most the WQEs
+ * there on entry (at most index_mask) and what the pending-completion
+ * ring has room for (each may complete); the TX tasklet continues.
  */
 static void softrc_qp_pull_usq(struct softrc_qp *qp)
 {
@@ -699,8 +788,17 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 	struct rxe_send_wqe *u = qp->sq_scratch;
 	struct softrc_swr s;
 	void *slot;
+	u32 n;
 
+	lockdep_assert_held(&qp->lock);
+	n = softrc_queue_count(qp->usq);
 	while (c->req.tail - c->req.head < qp->max_send_wr) {
+		if (!n-- || !softrc_qp_pwc_room(qp)) {
+			/* budget spent with WQEs left: continue later */
+			if (softrc_queue_count(qp->usq))
+				softrc_qp_resched(qp);
+			break;
+		}
 		slot = softrc_queue_consumer_slot(qp->usq);
 		if (!slot)
 			break;
@@ -746,6 +844,9 @@ static u32 softrc_qp_tx_engine(struct softrc_qp *qp)
 	if (qp->usq && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD ||
 			qp->state == IB_QPS_ERR))
 		softrc_qp_pull_usq(qp);
+	/* ERROR: user RQ WQEs posted since (or left by a bounded flush) */
+	if (qp->state == IB_QPS_ERR)
+		softrc_qp_flush_user_rq(qp);
 	switch (qp->state) {
 	case IB_QPS_RTS:
 		return softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
@@ -815,8 +916,11 @@ static u32 softrc_port_pmtu(struct softrc_dev *sdev)
 	return ib_mtu_enum_to_int(softrc_mtu_from_netdev(READ_ONCE(sdev->ndev->mtu)));
 }
 
-/* (Re)start the engine from scratch: creation and RESET. */
-static void softrc_qp_core_reset(struct softrc_qp *qp)
+/*
+ * (Re)start the engine from scratch: creation and RESET.
+ * Return: 0, or -EINVAL if the engine refused the attributes or storage.
+ */
+static int softrc_qp_core_reset(struct softrc_qp *qp)
 {
 	struct softrc_core_attr ca = {
 		.pmtu = qp->pmtu,
@@ -843,7 +947,8 @@ static void softrc_qp_core_reset(struct softrc_qp *qp)
 	};
 
 	lockdep_assert_held(&qp->lock);
-	softrc_core_qp_init(&qp->core, &softrc_glue_ops, qp, &ca, &st);
+	return softrc_core_qp_init(&qp->core, &softrc_glue_ops, qp, &ca, &st) ?
+	       -EINVAL : 0;
 }
 
 /* Attributes the engine reads live; PSNs only before the first packet. */
@@ -1010,7 +1115,8 @@ static void softrc_qp_transition(struct softrc_qp *qp, int mask,
 	case IB_QPS_RESET:
 		qp->state = IB_QPS_RESET;
 		qp->attr.sq_psn = 0;
-		softrc_qp_core_reset(qp);
+		/* every attribute was checked when set; create passed this */
+		WARN_ON_ONCE(softrc_qp_core_reset(qp));
 		break;
 	case IB_QPS_ERR:
 		qp->state = IB_QPS_ERR;
@@ -1142,7 +1248,7 @@ static int softrc_qp_init_sq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 	qp->max_sge = area / sizeof(struct ib_sge);
 	qp->max_inline = area;
 	if (qp->is_user) {
-		qp->usq = kzalloc(sizeof(*qp->usq), GFP_KERNEL);
+		qp->usq = kzalloc(sizeof(*qp->usq), GFP_KERNEL_ACCOUNT);
 		if (!qp->usq)
 			return -ENOMEM;
 		err = softrc_queue_init(qp->sdev, qp->usq, &n,
@@ -1153,16 +1259,17 @@ static int softrc_qp_init_sq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 			return err;
 		}
 		qp->sq_scratch = kmalloc(softrc_queue_elem_size(qp->usq),
-					 GFP_KERNEL);
+					 GFP_KERNEL_ACCOUNT);
 	} else {
 		n = roundup_pow_of_two(n + 1) - 1;
-		qp->sq_scratch = kmalloc(area, GFP_KERNEL);
+		qp->sq_scratch = kmalloc(area, GFP_KERNEL_ACCOUNT);
 	}
+	/* sizes follow the caps: charged to the creator's memory cgroup */
 	qp->max_send_wr = n;
 	qp->sq_depth = roundup_pow_of_two(n);
-	qp->core_sq = kvcalloc(qp->sq_depth, sizeof(*qp->core_sq), GFP_KERNEL);
-	qp->sqs = kvcalloc(qp->sq_depth, sizeof(*qp->sqs), GFP_KERNEL);
-	qp->sq_data = kvcalloc(qp->sq_depth, area, GFP_KERNEL);
+	qp->core_sq = kvcalloc(qp->sq_depth, sizeof(*qp->core_sq), GFP_KERNEL_ACCOUNT);
+	qp->sqs = kvcalloc(qp->sq_depth, sizeof(*qp->sqs), GFP_KERNEL_ACCOUNT);
+	qp->sq_data = kvcalloc(qp->sq_depth, area, GFP_KERNEL_ACCOUNT);
 	if (!qp->sq_scratch || !qp->core_sq || !qp->sqs || !qp->sq_data)
 		return -ENOMEM;
 	cap->max_send_wr = qp->max_send_wr;
@@ -1185,7 +1292,7 @@ static int softrc_qp_init_rq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 		qp->rq_depth = SOFTRC_RQ_FEED_DEPTH;
 		qp->max_recv_wr = SOFTRC_RQ_FEED_DEPTH;
 	} else if (qp->is_user) {
-		qp->urq = kzalloc(sizeof(*qp->urq), GFP_KERNEL);
+		qp->urq = kzalloc(sizeof(*qp->urq), GFP_KERNEL_ACCOUNT);
 		if (!qp->urq)
 			return -ENOMEM;
 		err = softrc_queue_init(qp->sdev, qp->urq, &n,
@@ -1206,9 +1313,9 @@ static int softrc_qp_init_rq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 	qp->max_recv_sge = nsge;
 	qp->rq_stride = ALIGN(offsetof(struct softrc_rwqe, sge) +
 			      nsge * sizeof(struct ib_sge), 8);
-	qp->core_rq = kvcalloc(qp->rq_depth, sizeof(*qp->core_rq), GFP_KERNEL);
-	qp->rq_data = kvcalloc(qp->rq_depth, qp->rq_stride, GFP_KERNEL);
-	qp->rq_bad = bitmap_zalloc(qp->rq_depth, GFP_KERNEL);
+	qp->core_rq = kvcalloc(qp->rq_depth, sizeof(*qp->core_rq), GFP_KERNEL_ACCOUNT);
+	qp->rq_data = kvcalloc(qp->rq_depth, qp->rq_stride, GFP_KERNEL_ACCOUNT);
+	qp->rq_bad = bitmap_zalloc(qp->rq_depth, GFP_KERNEL_ACCOUNT);
 	if (!qp->core_rq || !qp->rq_data || !qp->rq_bad)
 		return -ENOMEM;
 	if (!init->srq) {
@@ -1225,7 +1332,7 @@ static int softrc_qp_init_pwc(struct softrc_qp *qp)
 	if (qp->urq)
 		n += 2 * qp->max_recv_wr;
 	qp->pwc_size = roundup_pow_of_two(n);
-	qp->pwc = kvcalloc(qp->pwc_size, sizeof(*qp->pwc), GFP_KERNEL);
+	qp->pwc = kvcalloc(qp->pwc_size, sizeof(*qp->pwc), GFP_KERNEL_ACCOUNT);
 	return qp->pwc ? 0 : -ENOMEM;
 }
 
@@ -1283,6 +1390,8 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = softrc_qp_check_init(init);
 	if (err)
 		return err;
+	if (!softrc_count_get(&sdev->num_qp, sdev->caps.max_qp))
+		return -ENOMEM;
 	/* the rxe ABI sends no create_qp command data; ignore any */
 	qp->sdev = sdev;
 	qp->uid = atomic64_inc_return(&softrc_qp_uids);
@@ -1301,7 +1410,7 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	softrc_timers_init(qp);
 	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
-		return err;
+		goto err_count;
 
 	err = softrc_qp_init_sq(qp, init);
 	if (!err)
@@ -1310,7 +1419,7 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = softrc_qp_init_pwc(qp);
 	if (!err) {
 		qp->core_res = kvcalloc(SOFTRC_MAX_RD_ATOMIC,
-					sizeof(*qp->core_res), GFP_KERNEL);
+					sizeof(*qp->core_res), GFP_KERNEL_ACCOUNT);
 		if (!qp->core_res)
 			err = -ENOMEM;
 	}
@@ -1324,8 +1433,10 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_free;
 	ibqp->qp_num = qpn;
 	spin_lock_bh(&qp->lock);
-	softrc_qp_core_reset(qp);
+	err = softrc_qp_core_reset(qp);
 	spin_unlock_bh(&qp->lock);
+	if (err)
+		goto err_qpn;
 
 	if (udata) {
 		err = softrc_qp_export(qp, udata);
@@ -1340,6 +1451,8 @@ err_qpn:
 	xa_erase(&sdev->dp->qp_xa, qpn);
 err_free:
 	softrc_qp_free(qp);
+err_count:
+	atomic_dec(&sdev->num_qp);
 	return err;
 }
 
@@ -1362,5 +1475,6 @@ int softrc_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	softrc_stats_qp_dead(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);
 	softrc_qp_free(qp);
+	atomic_dec(&qp->sdev->num_qp);
 	return 0;
 }

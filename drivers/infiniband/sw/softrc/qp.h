@@ -95,6 +95,10 @@ struct softrc_sq_shadow {
 	} local;
 };
 
+/* bits of softrc_qp.cq_lost */
+#define SOFTRC_QP_CQ_LOST	0
+#define SOFTRC_QP_CQ_FATAL	1
+
 /* flags of a pending completion */
 #define SOFTRC_PWC_RECV		BIT(0)
 #define SOFTRC_PWC_IMM		BIT(1)
@@ -148,6 +152,8 @@ struct softrc_tx_batch {
  * @state:	IBTA state
  * @sqd_seen:	SQD: the SQ drained and the event was queued (under @lock)
  * @sqd_event:	an IB_EVENT_SQ_DRAINED to deliver after @lock is dropped
+ * @cq_lost:	SOFTRC_QP_CQ_LOST: a CQ overrun lost one of our completions;
+ *		SOFTRC_QP_CQ_FATAL: the QP was failed for it (once)
  * @attr:	attributes as last set, for query_qp
  * @av:		primary path
  * @sport:	UDP source port
@@ -198,6 +204,7 @@ struct softrc_qp {
 	enum ib_qp_state state;
 	bool sqd_seen;
 	unsigned long sqd_event;
+	unsigned long cq_lost;
 	struct ib_qp_attr attr;
 	struct softrc_path av;
 	u16 sport;

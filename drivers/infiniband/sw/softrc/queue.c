@@ -26,11 +26,44 @@
 #define SOFTRC_QUEUE_MAX_ELEMS	BIT(20)
 #define SOFTRC_QUEUE_MAX_STRIDE	BIT(16)
 
+/*
+ * Zeroed ring memory that remap_vmalloc_range() accepts (VM_USERMAP),
+ * charged to the caller's memory cgroup: user space sizes it. 6.1's
+ * vmalloc_user() takes no gfp flags and __vmalloc_node_range() is not
+ * exported, so the pages are allocated here with __GFP_ACCOUNT and
+ * vmap()ed; vfree() frees them and the page array (VM_MAP_PUT_PAGES).
+ * A page still mapped by user space keeps its own reference past vfree().
+ */
+static void *softrc_queue_alloc(size_t size)
+{
+	unsigned int i, n = size >> PAGE_SHIFT;
+	struct page **pages;
+	void *buf;
+
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i])
+			goto err;
+	}
+	buf = vmap(pages, n, VM_MAP | VM_MAP_PUT_PAGES | VM_USERMAP, PAGE_KERNEL);
+	if (buf)
+		return buf;
+err:
+	while (i--)
+		__free_page(pages[i]);
+	kvfree(pages);
+	return NULL;
+}
+
 /**
  * softrc_queue_init() - allocate an empty ring
  * @sdev:	the device (for debug messages)
  * @q:		the queue to set up; zeroed here
- * @num_elem:	in: the depth asked for (>= 1); out: the usable depth
+ * @num_elem:	in: the depth asked for (>= 1); out: the usable depth,
+ *		roundup_pow_of_two(in + 1) - 1 (equal to @in for 2^k - 1)
  * @elem_size:	bytes one element needs
  *
  * Return: 0, -EINVAL for a depth or element size out of range, -ENOMEM.
@@ -51,7 +84,7 @@ int softrc_queue_init(struct softrc_dev *sdev, struct softrc_queue *q,
 	q->index_mask = slots - 1;
 	q->buf_size = PAGE_ALIGN(sizeof(*q->buf) + ((size_t)slots << q->log2_elem_size));
 
-	q->buf = vmalloc_user(q->buf_size);	/* zeroed: both indices 0 */
+	q->buf = softrc_queue_alloc(q->buf_size);	/* zeroed: both indices 0 */
 	if (!q->buf)
 		return -ENOMEM;
 	q->buf->log2_elem_size = q->log2_elem_size;

@@ -32,7 +32,8 @@ struct softrc_mmap_entry {
 
 /**
  * struct softrc_queue - one ring
- * @buf:	the ring, vmalloc_user memory (header + slots)
+ * @buf:	the ring, vmap()ed memcg-charged pages (header + slots),
+ *		VM_USERMAP for remap_vmalloc_range()
  * @buf_size:	bytes of @buf, page aligned
  * @log2_elem_size: log2 of the slot stride
  * @index_mask:	slots - 1

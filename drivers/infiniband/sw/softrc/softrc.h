@@ -17,10 +17,16 @@
 #undef pr_fmt
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-/* Limits reported by query_device; the verbs layer enforces them. */
+/*
+ * Limits reported by query_device. The RDMA core checks none of them:
+ * the object counts are enforced here (struct softrc_caps, which module
+ * parameters can lower), the queue sizes at create. A ring of n entries
+ * has roundup_pow_of_two(n + 1) slots and n' = slots - 1 usable ones, so
+ * every advertised depth is 2^k - 1: the usable depth never exceeds it.
+ */
 enum softrc_limits {
 	SOFTRC_MAX_QP		= 0x10000,
-	SOFTRC_MAX_QP_WR	= 0x4000,
+	SOFTRC_MAX_QP_WR	= 0x4000 - 1,
 	SOFTRC_MAX_SGE		= 32,
 	SOFTRC_MAX_CQ		= 0x4000,
 	SOFTRC_MAX_CQE		= 0x8000 - 1,
@@ -30,7 +36,7 @@ enum softrc_limits {
 	SOFTRC_MAX_PD		= 0x10000,
 	SOFTRC_MAX_AH		= 0x10000,
 	SOFTRC_MAX_SRQ		= 0x4000,
-	SOFTRC_MAX_SRQ_WR	= 0x4000,
+	SOFTRC_MAX_SRQ_WR	= 0x4000 - 1,
 	SOFTRC_MAX_RD_ATOMIC	= 128,
 	SOFTRC_MAX_INLINE	= 256,
 	SOFTRC_GID_TABLE_LEN	= 1024,
@@ -48,6 +54,36 @@ enum softrc_limits {
 #define SOFTRC_ROCE_OVERHEAD	84
 
 /**
+ * struct softrc_caps - the object counts one device allows (and reports)
+ * @max_qp:	QPs
+ * @max_cq:	CQs
+ * @max_mr:	MRs of every kind (user, DMA, fast-register). MWs are
+ *		counted apart (SOFTRC_MAX_MW, mr.c); the shared key space
+ *		holds SOFTRC_MAX_MR + SOFTRC_MAX_MW keys, so both fit.
+ * @max_pd:	PDs
+ * @max_srq:	SRQs
+ *
+ * Each is SOFTRC_MAX_* unless a module parameter lowers it; fixed for the
+ * device's lifetime when it is created (softrc_caps_get()).
+ */
+struct softrc_caps {
+	u32 max_qp;
+	u32 max_cq;
+	u32 max_mr;
+	u32 max_pd;
+	u32 max_srq;
+};
+
+/*
+ * Take one of @max objects counted by @n: false (and no change) when all
+ * are taken. Paired with atomic_dec() when the object is destroyed.
+ */
+static inline bool softrc_count_get(atomic_t *n, u32 max)
+{
+	return atomic_add_unless(n, 1, max);
+}
+
+/**
  * struct softrc_dev - one softrc RDMA device, bound to one netdev
  * @ib_dev:	the RDMA core's device; first member (ib_alloc_device)
  * @ndev:	the netdev; the RDMA core holds a reference on it
@@ -55,12 +91,16 @@ enum softrc_limits {
  *		has fenced off every verb, so verbs may dereference it
  * @list:	entry in the module's device list (softrc_dev_list_lock)
  * @port_state:	last state reported to the RDMA core (softrc_dev_list_lock)
- * @num_pd:	PDs allocated, bounded by SOFTRC_MAX_PD
+ * @caps:	the object limits, enforced by the counters below
+ * @num_pd:	PDs allocated, bounded by @caps.max_pd
+ * @num_qp:	QPs allocated, bounded by @caps.max_qp (qp.c)
+ * @num_mr:	MRs allocated, bounded by @caps.max_mr (verbs.c)
+ * @num_srq:	SRQs allocated, bounded by @caps.max_srq (srq.c)
  * @mr_xa:	MRs and MWs by key >> 8: one key space (mr.c; RCU lookups)
  * @num_mw:	MWs allocated, bounded by SOFTRC_MAX_MW (mr.c)
  * @ah_xa:	AHs by ah_num (ah.c; IRQ-safe lock)
  * @srq_xa:	SRQs by srq_num (srq.c)
- * @num_cq:	CQs allocated, bounded by SOFTRC_MAX_CQ (cq.c)
+ * @num_cq:	CQs allocated, bounded by @caps.max_cq (cq.c)
  * @dp:		data path: QPN table, sockets, counters (net.c)
  */
 struct softrc_dp;
@@ -70,7 +110,11 @@ struct softrc_dev {
 	struct net_device *ndev;
 	struct list_head list;
 	enum ib_port_state port_state;
+	struct softrc_caps caps;
 	atomic_t num_pd;
+	atomic_t num_qp;
+	atomic_t num_mr;
+	atomic_t num_srq;
 	struct xarray mr_xa;
 	atomic_t num_mw;
 	struct xarray ah_xa;
@@ -108,6 +152,9 @@ struct softrc_rwqe {
 	u32 length;
 	struct ib_sge sge[SOFTRC_MAX_SGE];
 };
+
+/* main.c: the limits the module parameters give a new device */
+void softrc_caps_get(struct softrc_caps *caps);
 
 /* device.c: creation, lookup and teardown of devices */
 int softrc_dev_add(const char *ibdev_name, struct net_device *ndev);

@@ -8,8 +8,10 @@
  * sleep (not while holding the SRQ lock). softrc_srq_pop and
  * post_srq_recv run in any context and never sleep; they take only the
  * SRQ's lock, with IRQs saved. The limit event is dispatched without the
- * lock. Touches the SRQ, its ring, the device's SRQ xarray and the
- * ucontext's mmap table.
+ * lock; when softrc_srq_pop() finds it due (under a QP's lock, often in
+ * softirq) it is only marked, and softrc_srq_deliver_event() sends it
+ * once the QP lock is dropped. Touches the SRQ, its ring, the device's
+ * SRQ xarray and the ucontext's mmap table.
  *
  * A user SRQ's ring is written by user space at any time: each WQE is
  * read once into the caller's struct softrc_rwqe and only that copy is
@@ -55,8 +57,10 @@ static bool softrc_srq_limit_due(struct softrc_srq *srq)
  * @out:	filled with a kernel copy of the WQE
  *
  * Consumes the WQE even when it is invalid; then @out->wr_id is the
- * WQE's and @out holds no SGEs. Fires IB_EVENT_SRQ_LIMIT_REACHED when the
- * limit is armed and fewer WQEs than it remain (and disarms it).
+ * WQE's and @out holds no SGEs. When the limit is armed and fewer WQEs
+ * than it remain, disarms it and marks IB_EVENT_SRQ_LIMIT_REACHED due:
+ * the caller holds a QP lock, and a ULP's handler may post to that QP,
+ * so the caller delivers it after unlocking (softrc_srq_deliver_event()).
  *
  * Context: any; never sleeps.
  * Return: 0; -ENOENT if the SRQ is empty; -EINVAL if the WQE has more
@@ -67,7 +71,6 @@ int softrc_srq_pop(struct softrc_srq *srq, struct softrc_rwqe *out)
 	struct rxe_recv_wqe *w;
 	unsigned long flags;
 	u64 length = 0;
-	bool event;
 	int err = 0;
 	u32 n, i;
 
@@ -92,12 +95,22 @@ int softrc_srq_pop(struct softrc_srq *srq, struct softrc_rwqe *out)
 	out->num_sge = n;
 	out->length = length;
 	softrc_queue_consumer_advance(&srq->q);
-	event = softrc_srq_limit_due(srq);
+	if (softrc_srq_limit_due(srq))
+		set_bit(0, &srq->limit_event);
 	spin_unlock_irqrestore(&srq->lock, flags);
-
-	if (event)
-		softrc_srq_limit_event(srq);
 	return err;
+}
+
+/**
+ * softrc_srq_deliver_event() - send a limit event softrc_srq_pop() marked
+ * @srq:	the SRQ
+ *
+ * Context: any, with no QP or SRQ lock held; never sleeps.
+ */
+void softrc_srq_deliver_event(struct softrc_srq *srq)
+{
+	if (test_and_clear_bit(0, &srq->limit_event))
+		softrc_srq_limit_event(srq);
 }
 
 /* Write one kernel receive WR into a ring slot. */
@@ -199,10 +212,14 @@ int softrc_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->limit = 0;		/* created disarmed: srq_limit is ignored */
 	spin_lock_init(&srq->lock);
 
+	if (!softrc_count_get(&sdev->num_srq, sdev->caps.max_srq))
+		return -ENOMEM;
 	err = xa_alloc(&sdev->srq_xa, &srq->srq_num, NULL,
 		       XA_LIMIT(1, SOFTRC_MAX_SRQ), GFP_KERNEL);
-	if (err)
+	if (err) {
+		atomic_dec(&sdev->num_srq);
 		return err == -EBUSY ? -ENOMEM : err;
+	}
 	err = softrc_srq_ring(srq, &srq->q, &max_wr, udata, &resp.mi);
 	if (err)
 		goto err_num;
@@ -227,6 +244,7 @@ err_ring:
 	softrc_queue_free(&srq->q);
 err_num:
 	xa_erase(&sdev->srq_xa, srq->srq_num);
+	atomic_dec(&sdev->num_srq);
 	return err;
 }
 
@@ -328,5 +346,6 @@ int softrc_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	xa_erase(&to_sdev(ibsrq->device)->srq_xa, srq->srq_num);
 	softrc_queue_free(&srq->q);
+	atomic_dec(&to_sdev(ibsrq->device)->num_srq);
 	return 0;
 }

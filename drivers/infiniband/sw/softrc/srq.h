@@ -23,6 +23,7 @@ struct softrc_rwqe;
  * @max_wr:	usable depth of @q
  * @max_sge:	SGEs per WQE; a slot holds that many
  * @limit:	armed limit, 0 when disarmed (@lock)
+ * @limit_event: bit 0: a limit event is due, not yet delivered
  * @srq_num:	index in the device's SRQ xarray, reported to user space
  * @is_user:	the ring is mapped by user space
  */
@@ -33,6 +34,7 @@ struct softrc_srq {
 	u32 max_wr;
 	u32 max_sge;
 	u32 limit;
+	unsigned long limit_event;
 	u32 srq_num;
 	bool is_user;
 };
@@ -43,6 +45,7 @@ static inline struct softrc_srq *to_ssrq(struct ib_srq *ibsrq)
 }
 
 int softrc_srq_pop(struct softrc_srq *srq, struct softrc_rwqe *out);
+void softrc_srq_deliver_event(struct softrc_srq *srq);
 
 /* ib_device_ops */
 int softrc_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

@@ -30,7 +30,12 @@ static int softrc_query_device(struct ib_device *ibdev,
 {
 	struct softrc_dev *sdev = to_sdev(ibdev);
 
-	if (udata->inlen || udata->outlen)
+	/*
+	 * No driver-specific request or response exists (the rxe ABI has
+	 * none). Accept what a newer provider may send as long as it asks
+	 * for nothing (all zero), and leave any response space untouched.
+	 */
+	if (udata && udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
 		return -EINVAL;
 
 	memset(attr, 0, sizeof(*attr));
@@ -39,7 +44,7 @@ static int softrc_query_device(struct ib_device *ibdev,
 	attr->max_mr_size = U64_MAX;
 	attr->page_size_cap = PAGE_SIZE;
 	attr->vendor_id = SOFTRC_VENDOR_ID;
-	attr->max_qp = SOFTRC_MAX_QP;
+	attr->max_qp = sdev->caps.max_qp;
 	attr->max_qp_wr = SOFTRC_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID |
@@ -53,18 +58,18 @@ static int softrc_query_device(struct ib_device *ibdev,
 	attr->max_send_sge = SOFTRC_MAX_SGE;
 	attr->max_recv_sge = SOFTRC_MAX_SGE;
 	attr->max_sge_rd = SOFTRC_MAX_SGE;
-	attr->max_cq = SOFTRC_MAX_CQ;
+	attr->max_cq = sdev->caps.max_cq;
 	attr->max_cqe = SOFTRC_MAX_CQE;
-	attr->max_mr = SOFTRC_MAX_MR;
+	attr->max_mr = sdev->caps.max_mr;
 	attr->max_mw = SOFTRC_MAX_MW;
 	attr->max_fast_reg_page_list_len = SOFTRC_MAX_FAST_REG_PAGES;
-	attr->max_pd = SOFTRC_MAX_PD;
+	attr->max_pd = sdev->caps.max_pd;
 	attr->max_qp_rd_atom = SOFTRC_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SOFTRC_MAX_RD_ATOMIC;
-	attr->max_res_rd_atom = SOFTRC_MAX_RD_ATOMIC * SOFTRC_MAX_QP;
+	attr->max_res_rd_atom = SOFTRC_MAX_RD_ATOMIC * sdev->caps.max_qp;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = SOFTRC_MAX_AH;
-	attr->max_srq = SOFTRC_MAX_SRQ;
+	attr->max_srq = sdev->caps.max_srq;
 	attr->max_srq_wr = SOFTRC_MAX_SRQ_WR;
 	attr->max_srq_sge = SOFTRC_MAX_SGE;
 	attr->max_pkeys = SOFTRC_PKEY_TABLE_LEN;
@@ -134,21 +139,90 @@ static void softrc_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
+/*
+ * ib_device_ops.disassociate_ucontext: the device is going away (rdma
+ * link del, netdev or netns removal, rmmod) while user space holds it
+ * open. Having this op tells the RDMA core not to wait for the user: it
+ * zaps the mappings it tracks, calls us, destroys every object of the
+ * context (RDMA_REMOVE_DRIVER_REMOVE, through our ordinary destroy verbs)
+ * and reports IB_EVENT_DEVICE_FATAL; later commands fail with EIO.
+ *
+ * Nothing to do here: no object of ours outlives its destroy verb and no
+ * destroy waits for user space. The rings stay safe: they are mapped with
+ * remap_vmalloc_range(), which takes a page reference per mapped page, so
+ * when destroy frees a ring (softrc_queue_free -> vfree) its pages live
+ * on, still mapped, until the user unmaps them; the kernel never touches
+ * a ring after softrc_queue_free().
+ */
+static void softrc_disassociate_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
 static int softrc_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct softrc_dev *sdev = to_sdev(ibpd->device);
 
-	if (atomic_inc_return(&sdev->num_pd) > SOFTRC_MAX_PD) {
-		atomic_dec(&sdev->num_pd);
-		return -ENOSPC;
-	}
-	return 0;
+	return softrc_count_get(&sdev->num_pd, sdev->caps.max_pd) ? 0 : -ENOMEM;
 }
 
 static int softrc_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	atomic_dec(&to_sdev(ibpd->device)->num_pd);
 	return 0;
+}
+
+/*
+ * Every MR (user, DMA, fast-register) counts against caps.max_mr. The
+ * count is taken before the MR exists and returned when it is gone.
+ */
+static struct ib_mr *softrc_mr_counted(struct softrc_dev *sdev,
+				       struct ib_mr *mr)
+{
+	if (IS_ERR(mr))
+		atomic_dec(&sdev->num_mr);
+	return mr;
+}
+
+static struct ib_mr *softrc_get_dma_mr_counted(struct ib_pd *ibpd, int access)
+{
+	struct softrc_dev *sdev = to_sdev(ibpd->device);
+
+	if (!softrc_count_get(&sdev->num_mr, sdev->caps.max_mr))
+		return ERR_PTR(-ENOMEM);
+	return softrc_mr_counted(sdev, softrc_get_dma_mr(ibpd, access));
+}
+
+static struct ib_mr *softrc_reg_user_mr_counted(struct ib_pd *ibpd, u64 start,
+						u64 length, u64 iova, int access,
+						struct ib_udata *udata)
+{
+	struct softrc_dev *sdev = to_sdev(ibpd->device);
+
+	if (!softrc_count_get(&sdev->num_mr, sdev->caps.max_mr))
+		return ERR_PTR(-ENOMEM);
+	return softrc_mr_counted(sdev, softrc_reg_user_mr(ibpd, start, length,
+							  iova, access, udata));
+}
+
+static struct ib_mr *softrc_alloc_mr_counted(struct ib_pd *ibpd,
+					     enum ib_mr_type type,
+					     u32 max_num_sg)
+{
+	struct softrc_dev *sdev = to_sdev(ibpd->device);
+
+	if (!softrc_count_get(&sdev->num_mr, sdev->caps.max_mr))
+		return ERR_PTR(-ENOMEM);
+	return softrc_mr_counted(sdev, softrc_alloc_mr(ibpd, type, max_num_sg));
+}
+
+static int softrc_dereg_mr_counted(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct softrc_dev *sdev = to_sdev(ibmr->device);	/* @ibmr goes */
+	int err = softrc_dereg_mr(ibmr, udata);
+
+	if (!err)
+		atomic_dec(&sdev->num_mr);
+	return err;
 }
 
 static int softrc_enable_driver(struct ib_device *ibdev)
@@ -163,7 +237,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.uverbs_abi_ver = SOFTRC_UVERBS_ABI_VERSION,
 
 	.alloc_hw_port_stats = softrc_alloc_hw_port_stats,
-	.alloc_mr = softrc_alloc_mr,
+	.alloc_mr = softrc_alloc_mr_counted,
 	.alloc_mw = softrc_alloc_mw,
 	.alloc_pd = softrc_alloc_pd,
 	.alloc_ucontext = softrc_alloc_ucontext,
@@ -175,7 +249,8 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.dealloc_mw = softrc_dealloc_mw,
 	.dealloc_pd = softrc_dealloc_pd,
 	.dealloc_ucontext = softrc_dealloc_ucontext,
-	.dereg_mr = softrc_dereg_mr,
+	.disassociate_ucontext = softrc_disassociate_ucontext,
+	.dereg_mr = softrc_dereg_mr_counted,
 	.destroy_ah = softrc_destroy_ah,
 	.destroy_cq = softrc_destroy_cq,
 	.destroy_srq = softrc_destroy_srq,
@@ -187,7 +262,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.post_recv = softrc_post_recv,
 	.post_send = softrc_post_send,
 	.query_qp = softrc_query_qp,
-	.get_dma_mr = softrc_get_dma_mr,
+	.get_dma_mr = softrc_get_dma_mr_counted,
 	.get_link_layer = softrc_get_link_layer,
 	.get_port_immutable = softrc_get_port_immutable,
 	.map_mr_sg = softrc_map_mr_sg,
@@ -201,7 +276,7 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.query_pkey = softrc_query_pkey,
 	.query_port = softrc_query_port,
 	.query_srq = softrc_query_srq,
-	.reg_user_mr = softrc_reg_user_mr,
+	.reg_user_mr = softrc_reg_user_mr_counted,
 	.req_notify_cq = softrc_req_notify_cq,
 	.resize_cq = softrc_resize_cq,
 

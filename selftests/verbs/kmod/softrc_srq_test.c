@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softrc_srq_test: the SRQ limit event as a kernel ULP meets it, run once
+ * at module load on the device named by `dev` (GID index `gid`): QP B
+ * receives through an SRQ whose limit is armed; QP A's SEND consumes an
+ * SRQ WQE, the limit is reached, and the SRQ's event handler posts a
+ * SEND on QP B right away, as a ULP replenishing or answering would. The
+ * handler must not run under QP B's lock (security review of 0d7acba,
+ * H4): there its post would deadlock the CPU. Checks: one
+ * IB_EVENT_SRQ_LIMIT_REACHED, the post from the handler succeeds and its
+ * SEND arrives at A. KTAP lines in the kernel log; the load fails (-EIO)
+ * if a check failed.
+ *
+ * Context: module init, process context; sleeps while polling.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+static char *dev = "s0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "RDMA device to test");
+static int gid;
+module_param(gid, int, 0444);
+MODULE_PARM_DESC(gid, "GID index (an IPv4 RoCE v2 GID)");
+
+static int ntests, nfailed;
+static struct ib_device *ibdev;
+static struct ib_pd *pd;
+static union ib_gid sgid;
+
+static struct ib_qp *qp_b;
+static u8 *buf_b;
+static atomic_t nevents = ATOMIC_INIT(0);
+static int handler_post = -EINPROGRESS;
+
+static bool check(bool cond, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &ap;
+	ntests++;
+	if (!cond)
+		nfailed++;
+	pr_info("%sok %d %pV\n", cond ? "" : "not ", ntests, &vaf);
+	va_end(ap);
+	return cond;
+}
+
+static int poll1(struct ib_cq *cq, struct ib_wc *wc)
+{
+	unsigned long end = jiffies + 10 * HZ;
+
+	while (time_before(jiffies, end)) {
+		if (ib_poll_cq(cq, 1, wc) == 1)
+			return 0;
+		usleep_range(50, 200);
+	}
+	memset(wc, 0, sizeof(*wc));
+	wc->status = IB_WC_GENERAL_ERR;
+	return -ETIMEDOUT;
+}
+
+static int to_rts(struct ib_qp *qp, u32 dqpn)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = 1 };
+	int err;
+
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 100;
+	a.min_rnr_timer = 12;
+	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a.ah_attr, 1);
+	rdma_ah_set_grh(&a.ah_attr, &sgid, 0, gid, 64, 0);
+	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 100;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int post_send(struct ib_qp *qp, u8 *buf, u64 wr_id)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)buf, .length = 64, .lkey = pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+	};
+
+	return ib_post_send(qp, &wr, NULL);
+}
+
+static int post_recv(struct ib_qp *qp, struct ib_srq *srq, u8 *buf)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)buf, .length = 64, .lkey = pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 };
+
+	return srq ? ib_post_srq_recv(srq, &wr, NULL) : ib_post_recv(qp, &wr, NULL);
+}
+
+/* The ULP's SRQ event handler: answer on QP B at once. */
+static void srq_event(struct ib_event *ev, void *ctx)
+{
+	if (ev->event != IB_EVENT_SRQ_LIMIT_REACHED)
+		return;
+	atomic_inc(&nevents);
+	memset(buf_b, 0x5b, 64);
+	WRITE_ONCE(handler_post, post_send(qp_b, buf_b, 99));
+}
+
+static void test_srq_limit(void)
+{
+	struct ib_srq_init_attr sa = {
+		.event_handler = srq_event,
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	struct ib_qp_init_attr ia = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_srq_attr lim = { .srq_limit = 2 };
+	struct ib_cq *cq_a = NULL, *cq_b = NULL;
+	struct ib_qp *qp_a = NULL;
+	struct ib_srq *srq = NULL;
+	u8 *buf_a = NULL;
+	unsigned long end;
+	struct ib_wc wc;
+	int i;
+
+	buf_a = kzalloc(4096, GFP_KERNEL);
+	buf_b = kzalloc(4096, GFP_KERNEL);
+	cq_a = ib_alloc_cq(ibdev, NULL, 64, 0, IB_POLL_DIRECT);
+	cq_b = ib_alloc_cq(ibdev, NULL, 64, 0, IB_POLL_DIRECT);
+	srq = ib_create_srq(pd, &sa);
+	if (!check(buf_a && buf_b && !IS_ERR(cq_a) && !IS_ERR(cq_b) && !IS_ERR(srq),
+		   "two CQs and an SRQ"))
+		goto out;
+	ia.send_cq = cq_a;
+	ia.recv_cq = cq_a;
+	qp_a = ib_create_qp(pd, &ia);
+	ia.send_cq = cq_b;
+	ia.recv_cq = cq_b;
+	ia.srq = srq;
+	qp_b = ib_create_qp(pd, &ia);
+	if (!check(!IS_ERR(qp_a) && !IS_ERR(qp_b), "QP A, and QP B on the SRQ"))
+		goto out;
+	if (!check(!to_rts(qp_a, qp_b->qp_num) && !to_rts(qp_b, qp_a->qp_num),
+		   "A and B connected, RTS"))
+		goto out;
+	for (i = 0; i < 2; i++)
+		post_recv(NULL, srq, buf_b + 64 * (i + 1));
+	check(!post_recv(qp_a, NULL, buf_a), "a receive on A, two on the SRQ");
+	check(!ib_modify_srq(srq, &lim, IB_SRQ_LIMIT) && !atomic_read(&nevents),
+	      "limit 2 armed with 2 WQEs: no event yet");
+
+	memset(buf_a + 1024, 0xa1, 64);
+	check(!post_send(qp_a, buf_a + 1024, 1), "A sends to B (consumes an SRQ WQE)");
+	check(!poll1(cq_b, &wc) && wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_RECV,
+	      "B received it (status %d)", wc.status);
+	end = jiffies + 5 * HZ;
+	while (READ_ONCE(handler_post) == -EINPROGRESS && time_before(jiffies, end))
+		usleep_range(100, 500);
+	check(atomic_read(&nevents) == 1, "one IB_EVENT_SRQ_LIMIT_REACHED (%d)",
+	      atomic_read(&nevents));
+	check(!handler_post, "the handler posted a SEND on B (%d)", handler_post);
+	/* A's send completion, then the receive of B's answer */
+	check(!poll1(cq_a, &wc) && wc.status == IB_WC_SUCCESS && wc.wr_id == 1,
+	      "A's SEND completed");
+	check(!poll1(cq_a, &wc) && wc.status == IB_WC_SUCCESS &&
+	      wc.opcode == IB_WC_RECV && buf_a[0] == 0x5b,
+	      "A received the handler's SEND (status %d)", wc.status);
+	check(!poll1(cq_b, &wc) && wc.status == IB_WC_SUCCESS && wc.wr_id == 99,
+	      "B's SEND from the handler completed");
+out:
+	if (!IS_ERR_OR_NULL(qp_b))
+		ib_destroy_qp(qp_b);
+	if (!IS_ERR_OR_NULL(qp_a))
+		ib_destroy_qp(qp_a);
+	if (!IS_ERR_OR_NULL(srq))
+		ib_destroy_srq(srq);
+	if (!IS_ERR_OR_NULL(cq_a))
+		ib_free_cq(cq_a);
+	if (!IS_ERR_OR_NULL(cq_b))
+		ib_free_cq(cq_b);
+	kfree(buf_a);
+	kfree(buf_b);
+}
+
+static int __init softrc_srq_test_init(void)
+{
+	ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev) {
+		pr_err("Bail out! no device %s\n", dev);
+		return -ENODEV;
+	}
+	pr_info("TAP version 13\n");
+	if (rdma_query_gid(ibdev, 1, gid, &sgid)) {
+		pr_err("Bail out! no GID %d on %s\n", gid, dev);
+		ib_device_put(ibdev);
+		return -ENODEV;
+	}
+	pd = ib_alloc_pd(ibdev, 0);
+	if (check(!IS_ERR(pd), "alloc_pd on %s", dev)) {
+		test_srq_limit();
+		ib_dealloc_pd(pd);
+	}
+	ib_device_put(ibdev);
+	pr_info("1..%d\n", ntests);
+	return nfailed ? -EIO : 0;
+}
+
+static void __exit softrc_srq_test_exit(void)
+{
+}
+
+module_init(softrc_srq_test_init);
+module_exit(softrc_srq_test_exit);
+MODULE_DESCRIPTION("softrc SRQ limit event test (kernel ULP verbs)");
+MODULE_LICENSE("Dual BSD/GPL");
