@@ -355,6 +355,9 @@ struct softrc_core_ops {
  *		unacknowledged one (0 = 128); bounds go-back-N resends
  * @no_credits:	responder reports "no credit information" (31) like rxe
  *		instead of its free receive WQEs
+ * @remote_deny: SOFTRC_ACCESS_REMOTE_* operations the QP does not enable
+ *		(IB_QP_ACCESS_FLAGS): their requests are invalid requests,
+ *		whatever their length (0 = all enabled)
  */
 struct softrc_core_attr {
 	u32 pmtu;
@@ -370,6 +373,7 @@ struct softrc_core_attr {
 	u8 ackreq_every;
 	u32 max_unacked;
 	bool no_credits;
+	u8 remote_deny;
 };
 
 /**
