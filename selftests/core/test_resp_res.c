@@ -395,4 +395,58 @@ TEST(req_post_length_rules)
 	EXPECT_EQ(SOFTRC_READ_MAX_PSNS, t.sq[0].npkts);
 }
 
+/*
+ * The QP's remote enables (IB_QP_ACCESS_FLAGS, attr.remote_deny) apply at
+ * every length (review, "suspicious" list: a zero-length READ/WRITE
+ * skipped them with the R_Key check): invalid request, as rxe.
+ */
+TEST(resp_qp_access_enables_checked_at_any_length)
+{
+	struct softrc_core_attr attr;
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_attr_default(&attr);
+	attr.remote_deny = SOFTRC_ACCESS_REMOTE_WRITE;
+	ct_init(&t, &attr);
+	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 0, true);
+	ct_rx(&t, &p, 0);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_EQ(0, t.mr_checks);
+	EXPECT_EQ(0, t.qp.resp.msn);
+	EXPECT_TRUE(t.errored);
+
+	/* a zero-length WRITE with immediate completes no receive */
+	ct_init(&t, &attr);
+	softrc_core_post_recv(&t.qp, 7, 64);
+	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5000, 0, true);
+	ct_rx(&t, &p, 0);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[0].status);
+
+	/* READ still enabled; ATOMIC and READ each refused on their own */
+	ct_init(&t, &attr);
+	rx_read_at(&t, 5000, 0x10000, 0);
+	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, t.tx[0].opcode);
+	EXPECT_FALSE(t.errored);
+
+	attr.remote_deny = SOFTRC_ACCESS_REMOTE_READ;
+	ct_init(&t, &attr);
+	rx_read_at(&t, 5000, 0x10000, 0);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_EQ(1, t.ntx);
+	ct_init(&t, &attr);
+	rx_read_at(&t, 5000, 0x10000, 64);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_EQ(0, t.mr_checks);
+
+	attr.remote_deny = SOFTRC_ACCESS_REMOTE_ATOMIC;
+	ct_init(&t, &attr);
+	p = ct_req(SOFTRC_OP_FETCH_ADD, 5000, 0, true);
+	ct_rx(&t, &p, 0);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_EQ(0, t.natomic);
+}
+
 TEST_HARNESS_MAIN

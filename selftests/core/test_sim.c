@@ -42,11 +42,11 @@ static u64 sim_total(void)
 }
 
 /*
- * The scenario parts that need the responder fixes of review findings 1
- * and 2 (see sim.h): 0 until they are merged, then
- * SIM_SCN_PSN_CYCLE | SIM_SCN_HELD_NAK. SOFTRC_SIM_FLAGS=n overrides.
+ * The scenario parts for review findings 1 and 2 (see sim.h), which the
+ * responder fixes made pass: on by default; SOFTRC_SIM_FLAGS=n overrides
+ * (0 turns them off).
  */
-#define SIM_FLAGS_DEFAULT	0
+#define SIM_FLAGS_DEFAULT	(SIM_SCN_PSN_CYCLE | SIM_SCN_HELD_NAK)
 
 static u32 sim_flags(void)
 {
@@ -138,9 +138,8 @@ TEST_F_TIMEOUT(sim, random_scenarios_part3, 600)
 }
 
 /*
- * Scenarios that need a responder fix (SIM_SCN_*): skipped until
- * SIM_FLAGS_DEFAULT (or SOFTRC_SIM_FLAGS) has the flag; then 2000 runs
- * with it.
+ * Scenarios of one SIM_SCN_* flag: 2000 runs with it, skipped when
+ * SOFTRC_SIM_FLAGS leaves it out.
  */
 static void sim_flagged(struct __test_metadata *_metadata, u32 flag)
 {
@@ -149,7 +148,7 @@ static void sim_flagged(struct __test_metadata *_metadata, u32 flag)
 	char why[256];
 
 	if (!(sim_flags() & flag))
-		SKIP(return, "needs the responder fix (SOFTRC_SIM_FLAGS=%u)", flag);
+		SKIP(return, "SOFTRC_SIM_FLAGS leaves out %u", flag);
 	sim_scn_flags = flag;
 	for (i = 0; i < n && fails < 5; i++) {
 		u64 seed = 7000001ull + i;

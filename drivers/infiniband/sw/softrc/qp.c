@@ -917,6 +917,18 @@ static u32 softrc_port_pmtu(struct softrc_dev *sdev)
 }
 
 /*
+ * Remote operations the QP does not enable, as SOFTRC_ACCESS_* bits (the
+ * same values as IB_ACCESS_REMOTE_*, which softrc_glue_mr_check() relies
+ * on too).
+ */
+static u8 softrc_qp_remote_deny(const struct softrc_qp *qp)
+{
+	return ~qp->attr.qp_access_flags & (IB_ACCESS_REMOTE_WRITE |
+					    IB_ACCESS_REMOTE_READ |
+					    IB_ACCESS_REMOTE_ATOMIC);
+}
+
+/*
  * (Re)start the engine from scratch: creation and RESET.
  * Return: 0, or -EINVAL if the engine refused the attributes or storage.
  */
@@ -935,6 +947,7 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 		.max_rd_atomic = qp->attr.max_rd_atomic,
 		.no_credits = true,
 		.clock_slack_ns = softrc_now_slack(),
+		.remote_deny = softrc_qp_remote_deny(qp),
 	};
 	struct softrc_core_storage st = {
 		.sq = qp->core_sq,
@@ -965,6 +978,7 @@ static void softrc_qp_core_apply(struct softrc_qp *qp, int mask,
 	c->attr.rnr_retry = qp->attr.rnr_retry;
 	c->attr.min_rnr_timer = qp->attr.min_rnr_timer;
 	c->attr.max_rd_atomic = qp->attr.max_rd_atomic;
+	c->attr.remote_deny = softrc_qp_remote_deny(qp);
 	if ((mask & IB_QP_RQ_PSN) && new == IB_QPS_RTR) {
 		c->attr.rq_psn = qp->attr.rq_psn;
 		c->resp.epsn = qp->attr.rq_psn;

@@ -358,6 +358,9 @@ struct softrc_core_ops {
  * @clock_slack_ns: how far the "now" the glue passes may lag real time
  *		(a coarse clock: its resolution); added to every deadline so
  *		that no timer expires before its IBTA minimum
+ * @remote_deny: SOFTRC_ACCESS_REMOTE_* operations the QP does not enable
+ *		(IB_QP_ACCESS_FLAGS): their requests are invalid requests,
+ *		whatever their length (0 = all enabled)
  */
 struct softrc_core_attr {
 	u32 pmtu;
@@ -374,6 +377,7 @@ struct softrc_core_attr {
 	u32 max_unacked;
 	bool no_credits;
 	u32 clock_slack_ns;
+	u8 remote_deny;
 };
 
 /**

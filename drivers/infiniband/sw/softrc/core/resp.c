@@ -288,6 +288,17 @@ static void softrc_resp_rnr(struct softrc_core_qp *qp)
 	softrc_resp_nak_epsn(qp, SOFTRC_AETH_RNR_NAK | qp->attr.min_rnr_timer);
 }
 
+/*
+ * Is the operation enabled on the QP? Checked for every length: a
+ * zero-length READ/WRITE checks no R_Key, but the QP's enables still
+ * apply (as rxe; a zero-length WRITE with immediate would otherwise
+ * complete a receive on a QP without remote write).
+ */
+static bool softrc_resp_enabled(const struct softrc_core_qp *qp, u32 access)
+{
+	return !(qp->attr.remote_deny & access);
+}
+
 /* Payload length rules per position [003]; false = invalid request. */
 static bool softrc_resp_len_ok(const struct softrc_core_qp *qp,
 			       const struct softrc_pkt *pkt)
@@ -418,7 +429,8 @@ static void softrc_resp_start_write(struct softrc_core_qp *qp,
 	struct softrc_resp *resp = &qp->resp;
 
 	/* C9-94: a message is at most 2^31 bytes */
-	if (pkt->dma_len > SOFTRC_MAX_MSG_LEN) {
+	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_WRITE) ||
+	    pkt->dma_len > SOFTRC_MAX_MSG_LEN) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
@@ -694,7 +706,8 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 	u32 i;
 
 	/* C9-94: at most 2^31 bytes; at most half the PSN window */
-	if (!softrc_resp_res_ok(qp) || pkt->payload_len ||
+	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_READ) ||
+	    !softrc_resp_res_ok(qp) || pkt->payload_len ||
 	    len > SOFTRC_MAX_MSG_LEN || npkts > SOFTRC_READ_MAX_PSNS) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
@@ -727,7 +740,8 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 	u64 orig;
 	u32 i;
 
-	if (!softrc_resp_res_ok(qp) || (pkt->va & 7)) {
+	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_ATOMIC) ||
+	    !softrc_resp_res_ok(qp) || (pkt->va & 7)) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
