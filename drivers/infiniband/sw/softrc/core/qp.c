@@ -300,6 +300,7 @@ void softrc_qp_enter_error(struct softrc_core_qp *qp)
 	qp->resp.nak_held = 0;
 	qp->resp.ack_held = false;
 	qp->resp.ack_pending = false;
+	softrc_resp_release_pins(qp);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RNR, 0);
 	softrc_flush_sq(qp);
@@ -310,6 +311,16 @@ void softrc_qp_enter_error(struct softrc_core_qp *qp)
 void softrc_core_set_error(struct softrc_core_qp *qp)
 {
 	softrc_qp_enter_error(qp);
+}
+
+/*
+ * Drop every pin the engine holds (the open WRITE's, the READ
+ * resources'): the glue calls it before it resets the engine with
+ * softrc_core_qp_init() and when it destroys the QP. ERROR drops them too.
+ */
+void softrc_core_release(struct softrc_core_qp *qp)
+{
+	softrc_resp_release_pins(qp);
 }
 
 /*
