@@ -24,6 +24,13 @@ trap topo_cleanup EXIT
 
 KEYS=$VERBS_DIR/keys
 
+# mem_errors DEV: the engine's mem_errors counter of DEV (0 if absent)
+mem_errors() {
+	local v
+	v=$(counter "$1" mem_errors)
+	echo "${v:-0}"
+}
+
 # keys_suite NAME: selftests/verbs/keys, A on DEV_A and B on DEV_B; its
 # cases become diagnostics
 keys_suite() {
@@ -48,10 +55,11 @@ for topo in wire loop; do
 		topo_down
 		continue
 	fi
-	n0=$(counter "$DEV_A" mem_errors); n0=${n0:-0}
+	n0=$(mem_errors "$DEV_A")
+	[ "$DEV_B" != "$DEV_A" ] && n0=$((n0 + $(mem_errors "$DEV_B")))
 	keys_suite "$topo: dereg / re-register with WQEs, a WRITE context and a READ resource outstanding: errors, new MRs untouched"
-	n1=$(counter "$DEV_A" mem_errors); n1=${n1:-0}
-	[ "$DEV_B" != "$DEV_A" ] && n1=$((n1 + $(counter "$DEV_B" mem_errors || echo 0)))
+	n1=$(mem_errors "$DEV_A")
+	[ "$DEV_B" != "$DEV_A" ] && n1=$((n1 + $(mem_errors "$DEV_B")))
 	if [ "$n1" -gt "$n0" ]; then
 		ok "$topo: mem_errors counted the failures ($n0 -> $n1)"
 	else
