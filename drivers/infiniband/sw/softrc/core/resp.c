@@ -45,7 +45,8 @@
  *    softrc_resp_res_release() / softrc_resp_write_end(), and all of them
  *    when the QP enters ERROR or is reset;
  *  - memory that went away between the check and a use fails the message
- *    (IBTA 9.7.5.2.4 class, as rxe): a WRITE, ATOMIC or READ (response
+ *    (AETH NAK codes of seed 004: 0x82 remote access, 0x83 remote
+ *    operational; as rxe): a WRITE, ATOMIC or READ (response
  *    or replay) is NAKed remote access; a SEND whose receive buffer is
  *    gone is NAKed remote operational error and its receive completes
  *    LOC_PROT_ERR (a responder-side local problem the requester did not
