@@ -22,6 +22,8 @@
  *     response is paced out and Z' registered at Z's iova: the READ fails
  *     (IBV_WC_REM_ACCESS_ERR), A's buffer holds neither Z' bytes nor
  *     zeros (no response is sent as zeros)
+ * and first that key indices are allocated cyclically (a deregistered
+ * MR's index is not the next one handed out).
  *
  * Usage: keys -d DEV -g GID_INDEX [-D DEV_B -G GID_INDEX_B]: B on another
  * device (the netns pair), else both on DEV. Prints KTAP; exits non-zero
@@ -335,6 +337,24 @@ static void test_rkey(bool read)
 	free(bn);
 }
 
+/* cyclic: a freed key index is not the next one handed out */
+static void test_cyclic(void)
+{
+	uint8_t *buf = buf_alloc(SMALL, 0);
+	struct ibv_mr *a = ibv_reg_mr(pd[0], buf, SMALL, rw), *b;
+	uint32_t old = a ? a->lkey : 0;
+
+	if (a)
+		ibv_dereg_mr(a);
+	b = ibv_reg_mr(pd[0], buf, SMALL, rw);
+	ok(a && b && (b->lkey >> 8) != (old >> 8),
+	   "cyclic: a deregistered key's index is not reused at once (%#x, then %#x)",
+	   old, b ? b->lkey : 0);
+	if (b)
+		ibv_dereg_mr(b);
+	free(buf);
+}
+
 /* Open @name (NULL: the first device) as side @k. */
 static void open_side(struct ibv_device **list, int nd, const char *name,
 		      int k)
@@ -388,6 +408,7 @@ int main(int argc, char **argv)
 		gid[1] = gid[0];
 		gid_idx[1] = gid_idx[0];
 	}
+	test_cyclic();
 	test_lkey(false);
 	test_lkey(true);
 	test_rkey(false);
