@@ -47,8 +47,8 @@ static struct bench_ep ep[2];
 static bool copy_payload;
 static u8 *src_buf, *dst_buf, *rx_payload;
 
-static void b_xmit(void *ctx, const struct softrc_pkt *pkt,
-		   const struct softrc_buf *pl)
+static int b_xmit(void *ctx, const struct softrc_pkt *pkt,
+		  const struct softrc_buf *pl)
 {
 	struct bench_ep *e = ctx;
 	struct bench_pkt *p = &e->q[e->qtail++ & (QDEPTH - 1)];
@@ -56,27 +56,38 @@ static void b_xmit(void *ctx, const struct softrc_pkt *pkt,
 	p->pkt = *pkt;
 	if (copy_payload && pkt->payload_len)
 		memcpy(rx_payload, src_buf + pl->addr, pkt->payload_len);
-}
-
-static int b_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access)
-{
-	return va + len > MSG;
-}
-
-static void b_place(void *ctx, const struct softrc_buf *dst, void *rx,
-		    u32 pkt_off)
-{
-	if (copy_payload)
-		memcpy(dst_buf + (dst->addr & (MSG - 1)), rx_payload, dst->len);
-}
-
-static u64 b_atomic(void *ctx, u32 rkey, u64 va, bool cas, u64 sa, u64 cmp)
-{
 	return 0;
 }
 
-static void b_atomic_result(void *ctx, u32 slot, u64 orig)
+static int b_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access,
+		      void **pin)
 {
+	*pin = dst_buf;
+	return va + len > MSG;
+}
+
+static void b_key_put(void *ctx, void *pin)
+{
+}
+
+static int b_place(void *ctx, const struct softrc_buf *dst, void *rx,
+		   u32 pkt_off)
+{
+	if (copy_payload)
+		memcpy(dst_buf + (dst->addr & (MSG - 1)), rx_payload, dst->len);
+	return 0;
+}
+
+static int b_atomic(void *ctx, void *pin, u64 va, bool cas, u64 sa, u64 cmp,
+		    u64 *orig)
+{
+	*orig = 0;
+	return 0;
+}
+
+static int b_atomic_result(void *ctx, u32 slot, u64 orig)
+{
+	return 0;
 }
 
 static int b_invalidate(void *ctx, u32 rkey)
@@ -101,7 +112,8 @@ static void b_qp_error(void *ctx)
 }
 
 static const struct softrc_core_ops b_ops = {
-	.xmit = b_xmit, .mr_check = b_mr_check, .place = b_place,
+	.xmit = b_xmit, .mr_check = b_mr_check, .key_put = b_key_put,
+	.place = b_place,
 	.atomic = b_atomic, .atomic_result = b_atomic_result,
 	.invalidate = b_invalidate, .complete = b_complete,
 	.timer = b_timer, .qp_error = b_qp_error,

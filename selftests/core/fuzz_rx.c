@@ -145,13 +145,14 @@ struct fuzz_qp {
 	u64 deadline[SOFTRC_TIMER_NR];
 	u32 xmits;
 	u32 cqes;
+	u32 pins;			/* mr_check pins not yet put */
 };
 
 static struct fuzz_qp fq;
 
 /* Everything the engine sends must be a packet the parser accepts. */
-static void fuzz_xmit(void *ctx, const struct softrc_pkt *pkt,
-		      const struct softrc_buf *payload)
+static int fuzz_xmit(void *ctx, const struct softrc_pkt *pkt,
+		     const struct softrc_buf *payload)
 {
 	static u8 buf[FUZZ_MAX_PKT];
 	struct softrc_pkt back;
@@ -166,18 +167,30 @@ static void fuzz_xmit(void *ctx, const struct softrc_pkt *pkt,
 	memset(buf + n, 0, len - n);
 	CHECK(softrc_parse(buf, n, len, FUZZ_PMTU, &back) == SOFTRC_PARSE_OK);
 	fq.xmits++;
+	return 0;
 }
 
 /*
  * One 64 KiB MR: keeps a fuzzed READ from asking for 2 GiB of responses
  * (the responder sends a READ's whole response inside one rx call).
  */
-static int fuzz_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access)
+static int fuzz_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access,
+			 void **pin)
 {
-	return rkey == FUZZ_BAD_RKEY || len > FUZZ_MR_LEN ? -1 : 0;
+	if (rkey == FUZZ_BAD_RKEY || len > FUZZ_MR_LEN)
+		return -1;
+	fq.pins++;
+	*pin = &fq;
+	return 0;
 }
 
-static void fuzz_place(void *ctx, const struct softrc_buf *dst, void *rx,
+static void fuzz_key_put(void *ctx, void *pin)
+{
+	CHECK(pin == &fq && fq.pins);
+	fq.pins--;
+}
+
+static int fuzz_place(void *ctx, const struct softrc_buf *dst, void *rx,
 		       u32 pkt_off)
 {
 	const struct fuzz_rx *r = rx;
@@ -191,19 +204,23 @@ static void fuzz_place(void *ctx, const struct softrc_buf *dst, void *rx,
 		CHECK(dst->slot < FUZZ_SQ);
 		CHECK(dst->addr + dst->len <= fq.sq_len[dst->slot]);
 	} else {
-		CHECK(dst->kind == SOFTRC_BUF_MR);
+		CHECK(dst->kind == SOFTRC_BUF_MR && dst->pin == &fq);
 	}
+	return 0;
 }
 
-static u64 fuzz_atomic(void *ctx, u32 rkey, u64 va, bool cmp_swap,
-		       u64 swap_add, u64 compare)
+static int fuzz_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
+		       u64 swap_add, u64 compare, u64 *orig)
 {
-	return 0x1111111111111111ull;
+	CHECK(pin == &fq);
+	*orig = 0x1111111111111111ull;
+	return 0;
 }
 
-static void fuzz_atomic_result(void *ctx, u32 slot, u64 orig)
+static int fuzz_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	CHECK(slot < FUZZ_SQ);
+	return 0;
 }
 
 static int fuzz_invalidate(void *ctx, u32 rkey)
@@ -229,6 +246,7 @@ static void fuzz_qp_error(void *ctx)
 static const struct softrc_core_ops fuzz_ops = {
 	.xmit = fuzz_xmit,
 	.mr_check = fuzz_mr_check,
+	.key_put = fuzz_key_put,
 	.place = fuzz_place,
 	.atomic = fuzz_atomic,
 	.atomic_result = fuzz_atomic_result,
@@ -358,6 +376,9 @@ static void fuzz_engine_end(void)
 	softrc_core_tx(&fq.qp, fq.now, 64);
 	softrc_core_set_error(&fq.qp);
 	CHECK(fq.qp.state == SOFTRC_QPS_ERROR);
+	/* ERROR (and a reset after it) dropped every pin, each once */
+	softrc_core_release(&fq.qp);
+	CHECK(!fq.pins);
 }
 #else
 static void fuzz_qp_setup(void)

@@ -8,56 +8,105 @@
 #include <string.h>
 #include "coretest.h"
 
-static void ct_xmit(void *ctx, const struct softrc_pkt *pkt,
-		    const struct softrc_buf *pl)
+static int ct_xmit(void *ctx, const struct softrc_pkt *pkt,
+		   const struct softrc_buf *pl)
 {
 	struct ct *t = ctx;
+	const struct ct_pin *p = pl->pin;
 
+	/* payload through a pin whose memory is gone, or a failing gather */
+	if ((pl->kind == SOFTRC_BUF_MR && (!p || !p->held || p->gone)) ||
+	    (pl->kind == SOFTRC_BUF_SEND_WQE && t->gather_fail)) {
+		t->xmit_fails++;
+		return SOFTRC_E_MEM;
+	}
 	if (t->ntx < CT_MAX) {
 		t->tx[t->ntx] = *pkt;
 		t->txpl[t->ntx] = *pl;
 	}
 	t->ntx++;
+	return 0;
 }
 
-static int ct_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access)
+static int ct_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access,
+		       void **pin)
 {
 	struct ct *t = ctx;
 
 	t->mr_checks++;
 	t->last_check_len = len;
-	return t->mr_fail ? -1 : 0;
+	if (t->mr_fail || t->npin == CT_MAX)
+		return -1;
+	t->pin[t->npin].rkey = rkey;
+	t->pin[t->npin].held = true;
+	*pin = &t->pin[t->npin++];
+	t->pins++;
+	return 0;
 }
 
-static void ct_place_cb(void *ctx, const struct softrc_buf *dst, void *rx,
-			u32 pkt_off)
+static void ct_key_put(void *ctx, void *pin)
 {
 	struct ct *t = ctx;
+	struct ct_pin *p = pin;
 
+	if (!p || p < t->pin || p >= t->pin + t->npin || !p->held) {
+		t->bad_puts++;
+		return;
+	}
+	p->held = false;
+	t->pins--;
+}
+
+void ct_pins_gone(struct ct *t)
+{
+	int i;
+
+	for (i = 0; i < t->npin; i++)
+		t->pin[i].gone = true;
+}
+
+static int ct_place_cb(void *ctx, const struct softrc_buf *dst, void *rx,
+		       u32 pkt_off)
+{
+	struct ct *t = ctx;
+	const struct ct_pin *p = dst->pin;
+
+	if (t->place_fail)
+		return SOFTRC_E_MEM;
+	if (dst->kind == SOFTRC_BUF_MR && (!p || !p->held || p->gone))
+		return SOFTRC_E_MEM;
 	if (t->nplace < CT_MAX) {
 		t->place[t->nplace].dst = *dst;
 		t->place[t->nplace].pkt_off = pkt_off;
 	}
 	t->nplace++;
+	return 0;
 }
 
-static u64 ct_atomic(void *ctx, u32 rkey, u64 va, bool cmp_swap, u64 swap_add,
-		     u64 compare)
+static int ct_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
+		     u64 swap_add, u64 compare, u64 *orig)
 {
 	struct ct *t = ctx;
+	const struct ct_pin *p = pin;
 	u64 v = t->mem;
 
+	if (t->atomic_fail || !p || !p->held || p->gone)
+		return SOFTRC_E_MEM;
 	t->mem = cmp_swap ? (v == compare ? swap_add : v) : v + swap_add;
 	t->natomic++;
-	return v;
+	*orig = v;
+	return 0;
 }
 
-static void ct_atomic_result(void *ctx, u32 slot, u64 orig)
+static int ct_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	struct ct *t = ctx;
 
+	if (t->result_fail)
+		return SOFTRC_E_MEM;
 	t->atomic_result = orig;
 	t->nresult++;
+	return 0;
 }
 
 static int ct_invalidate(void *ctx, u32 rkey)
@@ -107,6 +156,7 @@ static void ct_qp_error(void *ctx)
 static const struct softrc_core_ops ct_ops = {
 	.xmit = ct_xmit,
 	.mr_check = ct_mr_check,
+	.key_put = ct_key_put,
 	.place = ct_place_cb,
 	.atomic = ct_atomic,
 	.atomic_result = ct_atomic_result,

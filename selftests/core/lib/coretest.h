@@ -19,6 +19,13 @@ struct ct_place {
 	u32 pkt_off;
 };
 
+/* A pin ops->mr_check handed out: what the engine must put exactly once. */
+struct ct_pin {
+	u32 rkey;
+	bool held;		/* not yet put */
+	bool gone;		/* the memory behind it went away */
+};
+
 struct ct {
 	struct softrc_core_qp qp;
 	struct softrc_send_wqe sq[64];
@@ -46,7 +53,19 @@ struct ct {
 	int nlocal;
 	u8 local_fail;		/* status ops->local returns */
 	bool errored;
+	struct ct_pin pin[CT_MAX];
+	int npin;		/* pins handed out */
+	int pins;		/* ... not yet put (0 after every scenario) */
+	int bad_puts;		/* puts of a pin not held (must stay 0) */
+	bool place_fail;	/* ops->place fails (SOFTRC_E_MEM) while set */
+	bool atomic_fail;	/* ops->atomic fails while set */
+	bool result_fail;	/* ops->atomic_result fails while set */
+	bool gather_fail;	/* xmit of send WQE payload fails while set */
+	int xmit_fails;		/* xmit calls answered SOFTRC_E_MEM */
 };
+
+/* The memory of every pin handed out so far goes away (dereg, invalidate). */
+void ct_pins_gone(struct ct *t);
 
 /* Defaults: pmtu 1024, sq_psn 1000, rq_psn 5000, timeout 10, retry 7,
  * rnr_retry 7, min_rnr_timer 5, max_rd_atomic 4, 4 responder resources.

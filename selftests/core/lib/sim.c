@@ -123,8 +123,8 @@ static u8 *sim_buf_ptr(struct sim_ep *ep, const struct softrc_buf *b)
 		off = ep->rq_local[b->slot] + b->addr;
 		break;
 	case SOFTRC_BUF_MR:
-		mr = sim_mr_find(ep, b->rkey);
-		if (!mr || b->addr < mr->va || b->addr + b->len > mr->va + mr->len) {
+		mr = b->pin;	/* what mr_check approved, never a new lookup */
+		if (!mr || !mr->valid || mr->rkey != b->rkey || b->addr < mr->va || b->addr + b->len > mr->va + mr->len) {
 			sim_violation(sim, "MR access out of bounds", b->rkey,
 				      b->addr);
 			return sim_scratch;
@@ -262,8 +262,8 @@ static bool sim_is_response(const struct softrc_pkt *pkt)
 	return !softrc_pkt_has(pkt, SOFTRC_OPF_REQ);
 }
 
-static void sim_xmit(void *ctx, const struct softrc_pkt *pkt,
-		     const struct softrc_buf *pl)
+static int sim_xmit(void *ctx, const struct softrc_pkt *pkt,
+		    const struct softrc_buf *pl)
 {
 	struct sim_ep *ep = ctx;
 	struct sim *sim = ep->sim;
@@ -315,7 +315,7 @@ static void sim_xmit(void *ctx, const struct softrc_pkt *pkt,
 	if (drop) {
 		sim->wire_drops++;
 		free(p);
-		return;
+		return 0;
 	}
 	p->t = sim->now + l->delay_ns;
 	if (l->reorder > 0 && sim_randf(sim) < l->reorder)
@@ -328,20 +328,35 @@ static void sim_xmit(void *ctx, const struct softrc_pkt *pkt,
 		sim_enqueue(sim, c);
 	}
 	sim_enqueue(sim, p);
+	return 0;
 }
 
-static int sim_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access)
+static int sim_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access,
+			void **pin)
 {
-	struct sim_mr *mr = sim_mr_find(ctx, rkey);
+	struct sim_ep *ep = ctx;
+	struct sim_mr *mr = sim_mr_find(ep, rkey);
 
 	if (!mr || va < mr->va || va + len > mr->va + mr->len ||
 	    va + len < va || (mr->access & access) != access)
 		return -1;
+	ep->pins++;
+	*pin = mr;
 	return 0;
 }
 
-static void sim_place(void *ctx, const struct softrc_buf *dst, void *rx,
-		      u32 pkt_off)
+static void sim_key_put(void *ctx, void *pin)
+{
+	struct sim_ep *ep = ctx;
+
+	if (!pin || !ep->pins)
+		sim_violation(ep->sim, "pin put twice", ep->id, 0);
+	else
+		ep->pins--;
+}
+
+static int sim_place(void *ctx, const struct softrc_buf *dst, void *rx,
+		     u32 pkt_off)
 {
 	struct sim_ep *ep = ctx;
 
@@ -350,14 +365,17 @@ static void sim_place(void *ctx, const struct softrc_buf *dst, void *rx,
 	memcpy(p, (u8 *)rx + pkt_off, dst->len);
 	sim_touch(ep, p, dst->len);
 	ep->placed += dst->len;
+	return 0;
 }
 
-static u64 sim_atomic(void *ctx, u32 rkey, u64 va, bool cmp_swap, u64 swap_add,
-		      u64 compare)
+static int sim_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
+		      u64 swap_add, u64 compare, u64 *orig)
 {
 	struct sim_ep *ep = ctx;
+	struct sim_mr *mr = pin;
 	struct softrc_buf b = {
-		.kind = SOFTRC_BUF_MR, .rkey = rkey, .addr = va, .len = 8,
+		.kind = SOFTRC_BUF_MR, .rkey = mr->rkey, .addr = va, .len = 8,
+		.pin = pin,
 	};
 	u8 *p = sim_buf_ptr(ep, &b);
 	u64 v, n;
@@ -367,10 +385,11 @@ static u64 sim_atomic(void *ctx, u32 rkey, u64 va, bool cmp_swap, u64 swap_add,
 	memcpy(p, &n, 8);
 	sim_touch(ep, p, 8);
 	ep->atomics++;
-	return v;
+	*orig = v;
+	return 0;
 }
 
-static void sim_atomic_result(void *ctx, u32 slot, u64 orig)
+static int sim_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	struct sim_ep *ep = ctx;
 	struct softrc_buf b = {
@@ -381,6 +400,7 @@ static void sim_atomic_result(void *ctx, u32 slot, u64 orig)
 
 	memcpy(p, &orig, 8);
 	sim_touch(ep, p, 8);
+	return 0;
 }
 
 static int sim_invalidate(void *ctx, u32 rkey)
@@ -455,6 +475,7 @@ static void sim_qp_error(void *ctx)
 static const struct softrc_core_ops sim_ops = {
 	.xmit = sim_xmit,
 	.mr_check = sim_mr_check,
+	.key_put = sim_key_put,
 	.place = sim_place,
 	.atomic = sim_atomic,
 	.atomic_result = sim_atomic_result,

@@ -386,6 +386,15 @@ static int __init softrc_frwr_test_init(void)
 		ib_device_put(ibdev);
 		return -ENODEV;
 	}
+	/* IBK_LOCAL_DMA_LKEY: no whole-address-space DMA MR per kernel PD */
+	pd = ib_alloc_pd(ibdev, 0);
+	check(!IS_ERR(pd) &&
+	      (ibdev->attrs.kernel_cap_flags & IBK_LOCAL_DMA_LKEY) &&
+	      !pd->__internal_mr && pd->local_dma_lkey == ibdev->local_dma_lkey,
+	      "alloc_pd: IBK_LOCAL_DMA_LKEY, local_dma_lkey %#x, no DMA MR",
+	      IS_ERR(pd) ? 0 : pd->local_dma_lkey);
+	if (!IS_ERR(pd))
+		ib_dealloc_pd(pd);
 	pd = ib_alloc_pd(ibdev, IB_PD_UNSAFE_GLOBAL_RKEY);
 	if (check(!IS_ERR(pd), "alloc_pd (unsafe global rkey) on %s", dev)) {
 		check(ibdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS &&

@@ -9,9 +9,10 @@
  * sleeps. The receive context @rx is a struct softrc_rx (net.c) naming
  * the sk_buff being processed.
  *
- * Touches: MRs and MWs through mr.h (lookup, check, copy, atomic,
- * invalidate, bind;
- * references dropped before returning), the QP's send/receive shadows,
+ * Touches: MRs and MWs through mr.h (R_Key checks that return pins,
+ * accesses through the pins the engine or the shadows hold, invalidate,
+ * bind; memory references dropped before returning), the QP's
+ * send/receive shadows,
  * its pending-completion queue (handed to the CQs after the lock is
  * dropped), its timers, and the transmit path of net.c.
  */
@@ -35,46 +36,57 @@ static struct softrc_qp *softrc_glue_qp(void *ctx)
 
 /*
  * Move @len bytes between local key memory (@lkey, @va) and @buf, or from
- * the skb when @skb is set. Kernel QPs may name kernel virtual addresses
- * with the device's local DMA key.
+ * the skb when @skb is set. @mr is the MR the post pinned for this SGE:
+ * the access goes through it, never through a new lookup of @lkey. Only
+ * a kernel QP has SGEs without a pin: the device's local DMA key (kernel
+ * virtual addresses) and fast-register MRs (registered by an earlier WR,
+ * so checked in full at every use). -EFAULT if the memory went away.
  */
-static int softrc_glue_lkey_io(struct softrc_qp *qp, u32 lkey, u64 va,
-			       void *buf, struct sk_buff *skb, int skb_off,
-			       u32 len, enum softrc_copy_dir dir)
+static int softrc_glue_lkey_io(struct softrc_qp *qp, u32 lkey,
+			       struct softrc_mr *mr, u64 va, void *buf,
+			       struct sk_buff *skb, int skb_off, u32 len,
+			       enum softrc_copy_dir dir)
 {
-	struct softrc_mr *mr;
+	void *p = (void *)(uintptr_t)va;
 	int err;
 
-	if (!qp->is_user && lkey == qp->sdev->ib_dev.local_dma_lkey) {
-		void *p = (void *)(uintptr_t)va;
-
+	if (!mr && qp->is_user)
+		return -EFAULT;
+	if (!mr && lkey == qp->sdev->ib_dev.local_dma_lkey) {
 		if (skb)
-			return softrc_skb_copy_bits(skb, skb_off, p, len);
+			return softrc_skb_copy_bits(skb, skb_off, p, len) ?
+			       -EFAULT : 0;
 		if (dir == SOFTRC_TO_MR)
 			softrc_net_copy(p, buf, len);
 		else
 			softrc_net_copy(buf, p, len);
 		return 0;
 	}
-	mr = softrc_mr_get(qp->sdev, lkey);
-	if (!mr)
-		return -EINVAL;
-	/* a fast-register MR is usable only while registered */
-	if (mr->is_fast && READ_ONCE(mr->state) != SOFTRC_MR_VALID) {
-		softrc_mr_put(mr);
-		return -EINVAL;
+	if (mr && !softrc_mr_enter(mr))
+		return -EFAULT;
+	if (!mr) {
+		mr = softrc_mr_get(qp->sdev, lkey);
+		if (!mr)
+			return -EFAULT;
+		if (softrc_mr_check(mr, qp->ibqp.pd, lkey, va, len,
+				    dir == SOFTRC_TO_MR ?
+				    IB_ACCESS_LOCAL_WRITE : 0)) {
+			softrc_mr_put(mr);
+			return -EFAULT;
+		}
 	}
 	if (skb)
 		err = softrc_mr_copy_skb(mr, va, skb, skb_off, len);
 	else
 		err = softrc_mr_copy(mr, va, buf, len, dir);
 	softrc_mr_put(mr);
-	return err;
+	return err ? -EFAULT : 0;
 }
 
 /**
  * struct softrc_sge_cursor - a walk over @len bytes of an SGE list
  * @sge:	the list
+ * @pin:	the MR pinned for each SGE (NULL entries: see lkey_io)
  * @nsge:	its length
  * @i:		current SGE
  * @off:	byte offset in it
@@ -83,6 +95,7 @@ static int softrc_glue_lkey_io(struct softrc_qp *qp, u32 lkey, u64 va,
  */
 struct softrc_sge_cursor {
 	const struct ib_sge *sge;
+	struct softrc_mr *const *pin;
 	u32 nsge;
 	u32 i;
 	u64 off;
@@ -91,10 +104,12 @@ struct softrc_sge_cursor {
 
 /* Start a walk at byte @off of the list, for @len bytes. */
 static void softrc_sge_seek(struct softrc_sge_cursor *c,
-			    const struct ib_sge *sge, u32 nsge, u64 off,
+			    const struct ib_sge *sge,
+			    struct softrc_mr *const *pin, u32 nsge, u64 off,
 			    u32 len)
 {
 	c->sge = sge;
+	c->pin = pin;
 	c->nsge = nsge;
 	c->len = len;
 	for (c->i = 0; c->i < nsge && off >= sge[c->i].length; c->i++)
@@ -102,9 +117,12 @@ static void softrc_sge_seek(struct softrc_sge_cursor *c,
 	c->off = off;
 }
 
-/* The next non-empty piece (@lkey, @va, @n); false when the walk is over. */
-static bool softrc_sge_next(struct softrc_sge_cursor *c, u32 *lkey, u64 *va,
-			    u32 *n)
+/*
+ * The next non-empty piece (@lkey, its pinned @mr, @va, @n); false when
+ * the walk is over.
+ */
+static bool softrc_sge_next(struct softrc_sge_cursor *c, u32 *lkey,
+			    struct softrc_mr **mr, u64 *va, u32 *n)
 {
 	const struct ib_sge *s;
 
@@ -114,6 +132,7 @@ static bool softrc_sge_next(struct softrc_sge_cursor *c, u32 *lkey, u64 *va,
 		if (!*n)
 			continue;
 		*lkey = s->lkey;
+		*mr = c->pin[c->i];
 		*va = s->addr + c->off;
 		c->len -= *n;
 		c->i++;
@@ -128,41 +147,33 @@ static bool softrc_sge_next(struct softrc_sge_cursor *c, u32 *lkey, u64 *va,
  * between the SGE's memory and @buf (or the skb at @skb_off).
  */
 static int softrc_glue_sge_io(struct softrc_qp *qp, const struct ib_sge *sge,
-			      u32 nsge, u64 off, u8 *buf, struct sk_buff *skb,
-			      int skb_off, u32 len, enum softrc_copy_dir dir)
+			      struct softrc_mr *const *pin, u32 nsge, u64 off,
+			      u8 *buf, struct sk_buff *skb, int skb_off,
+			      u32 len, enum softrc_copy_dir dir)
 {
 	struct softrc_sge_cursor c;
+	struct softrc_mr *mr;
 	u32 lkey, n;
 	u64 va;
 	int err;
 
-	softrc_sge_seek(&c, sge, nsge, off, len);
-	while (softrc_sge_next(&c, &lkey, &va, &n)) {
-		err = softrc_glue_lkey_io(qp, lkey, va, buf, skb, skb_off, n,
-					  dir);
+	softrc_sge_seek(&c, sge, pin, nsge, off, len);
+	while (softrc_sge_next(&c, &lkey, &mr, &va, &n)) {
+		err = softrc_glue_lkey_io(qp, lkey, mr, va, buf, skb, skb_off,
+					  n, dir);
 		if (err)
 			return err;
 		if (buf)
 			buf += n;
 		skb_off += n;
 	}
-	return c.len ? -EINVAL : 0;
+	return c.len ? -EFAULT : 0;
 }
 
 /*
- * The MR holding the bytes an R_Key names (an MR, or a bound MW's MR),
- * referenced; the engine checked the range and rights with mr_check.
+ * Fill @dst with the payload the engine names (TX). -EFAULT: its memory
+ * went away since the check (the engine fails the message).
  */
-static struct softrc_mr *softrc_glue_rkey_mr(struct softrc_qp *qp, u32 rkey)
-{
-	struct softrc_mem_win win;
-
-	if (softrc_rkey_get(qp->sdev, rkey, &win))
-		return NULL;
-	return win.mr;
-}
-
-/* Fill @dst with the payload the engine names (TX). */
 int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
 {
 	struct softrc_sq_shadow *sh;
@@ -174,23 +185,24 @@ int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
 		sh = &qp->sqs[pl->slot];
 		if (sh->flags & SOFTRC_SQS_INLINE) {
 			if (pl->addr + pl->len > sh->length)
-				return -EINVAL;
+				return -EFAULT;
 			softrc_net_copy(dst, (u8 *)softrc_qp_sq_sge(qp, pl->slot) +
 					pl->addr, pl->len);
 			return 0;
 		}
 		return softrc_glue_sge_io(qp, softrc_qp_sq_sge(qp, pl->slot),
+					  softrc_qp_sq_pins(qp, pl->slot),
 					  sh->num_sge, pl->addr, dst, NULL, 0,
 					  pl->len, SOFTRC_FROM_MR);
 	case SOFTRC_BUF_MR:
-		mr = softrc_glue_rkey_mr(qp, pl->rkey);
+		mr = softrc_pin_enter(pl->pin);
 		if (!mr)
-			return -EINVAL;
+			return -EFAULT;
 		err = softrc_mr_copy(mr, pl->addr, dst, pl->len, SOFTRC_FROM_MR);
 		softrc_mr_put(mr);
-		return err;
+		return err ? -EFAULT : 0;
 	default:
-		return -EINVAL;
+		return -EFAULT;
 	}
 }
 
@@ -204,31 +216,31 @@ bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_buf *pl)
 }
 
 /*
- * Attach @len bytes at (@key, @va) as fragments, continuing @crc; @key is
- * an R_Key (READ response) if @remote, else an L_Key.
+ * Attach @len bytes at @va of @mr (entered: a memory reference held) as
+ * fragments, continuing @crc. Only a user MR's pinned pages: never a DMA
+ * or fast-register MR's kernel addresses. The pages are shared with user
+ * space, which may write them at any time (SKBFL_SHARED_FRAG warns
+ * in-place writers further down).
  */
-static int softrc_glue_frag_range(struct softrc_qp *qp, u32 key, bool remote,
-				  u64 va, u32 len, struct sk_buff *skb, u32 *crc)
+static int softrc_glue_frag_range(struct softrc_mr *mr, u64 va, u32 len,
+				  struct sk_buff *skb, u32 *crc)
 {
 	struct skb_shared_info *sh = skb_shinfo(skb);
-	struct softrc_mr *mr;
 	struct page *page;
 	u32 off, n;
-	int err = 0;
+	int err;
 	u8 *p;
 
-	mr = remote ? softrc_glue_rkey_mr(qp, key) : softrc_mr_get(qp->sdev, key);
-	if (!mr)
-		return -EINVAL;
+	if (mr->is_dma || mr->is_fast || !mr->pages)
+		return -E2BIG;		/* copy instead */
+	sh->flags |= SKBFL_SHARED_FRAG;
 	while (len) {
 		/* one fragment stays free for the pad + ICRC trailer */
-		if (sh->nr_frags >= MAX_SKB_FRAGS - 1) {
-			err = -E2BIG;
-			break;
-		}
+		if (sh->nr_frags >= MAX_SKB_FRAGS - 1)
+			return -E2BIG;
 		err = softrc_mr_page(mr, va, &page, &off, &n);
 		if (err)
-			break;
+			return -EFAULT;
 		n = min(n, len);
 		p = kmap_local_page(page);
 		*crc = softrc_net_crc(*crc, p + off, n);
@@ -241,88 +253,109 @@ static int softrc_glue_frag_range(struct softrc_qp *qp, u32 key, bool remote,
 		va += n;
 		len -= n;
 	}
-	softrc_mr_put(mr);
-	return err;
+	return 0;
 }
 
 /*
  * TX without a copy: attach the payload @pl names as page fragments of
- * its MRs and continue the ICRC @crc over it. -E2BIG if it needs more
- * fragments than an skb has (the caller copies instead).
+ * its MRs (through the pins the check or the post took) and continue the
+ * ICRC @crc over it. -E2BIG if it needs more fragments than an skb has
+ * or is not user memory (the caller copies instead); -EFAULT if the
+ * memory went away.
  */
 int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 		      struct sk_buff *skb, u32 *crc)
 {
 	struct softrc_sge_cursor c;
+	struct softrc_mr *mr;
 	u32 lkey, n;
 	u64 va;
 	int err;
 
-	if (pl->kind == SOFTRC_BUF_MR)
-		return softrc_glue_frag_range(qp, pl->rkey, true, pl->addr,
-					      pl->len, skb, crc);
+	if (pl->kind == SOFTRC_BUF_MR) {
+		mr = softrc_pin_enter(pl->pin);
+		if (!mr)
+			return -EFAULT;
+		err = softrc_glue_frag_range(mr, pl->addr, pl->len, skb, crc);
+		softrc_mr_put(mr);
+		return err;
+	}
 	softrc_sge_seek(&c, softrc_qp_sq_sge(qp, pl->slot),
+			softrc_qp_sq_pins(qp, pl->slot),
 			qp->sqs[pl->slot].num_sge, pl->addr, pl->len);
-	while (softrc_sge_next(&c, &lkey, &va, &n)) {
-		err = softrc_glue_frag_range(qp, lkey, false, va, n, skb, crc);
+	while (softrc_sge_next(&c, &lkey, &mr, &va, &n)) {
+		/* user SGEs are always pinned (zero-copy is user QPs only) */
+		if (!mr || !softrc_mr_enter(mr))
+			return -EFAULT;
+		err = softrc_glue_frag_range(mr, va, n, skb, crc);
+		softrc_mr_put(mr);
 		if (err)
 			return err;
 	}
-	return c.len ? -EINVAL : 0;
+	return c.len ? -EFAULT : 0;
 }
 
 /* ---- the callbacks ------------------------------------------------- */
 
-static void softrc_glue_xmit(void *ctx, const struct softrc_pkt *pkt,
-			     const struct softrc_buf *payload)
+static int softrc_glue_xmit(void *ctx, const struct softrc_pkt *pkt,
+			    const struct softrc_buf *payload)
 {
-	softrc_net_xmit(softrc_glue_qp(ctx), pkt, payload);
+	return softrc_net_xmit(softrc_glue_qp(ctx), pkt, payload) == -EFAULT ?
+	       SOFTRC_E_MEM : 0;
 }
 
+/*
+ * An R_Key check for one message: the QP's access flags, then the MR's
+ * or the bound MW's range and rights (IBTA 10.6.7), and a pin on what
+ * passed, which the engine keeps and hands back with every use.
+ */
 static int softrc_glue_mr_check(void *ctx, u32 rkey, u64 va, u32 len,
-				u32 access)
+				u32 access, void **pin)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
-	struct softrc_mem_win win;
 	int err;
 
 	/* the QP must allow the operation too (IB_QP_ACCESS_FLAGS) */
 	if ((access & qp->attr.qp_access_flags) != access)
 		return -EACCES;
-	/* an MR's range and rights, or a bound MW's (IBTA 10.6.7) */
-	if (softrc_rkey_get(qp->sdev, rkey, &win))
-		return -EINVAL;
-	err = softrc_win_check(&win, qp->ibqp.pd, qp->uid, va, len,
-			       access);
-	softrc_mr_put(win.mr);
-	return err;
+	*pin = softrc_rkey_pin(qp->sdev, rkey, qp->ibqp.pd, qp->uid,
+			       qp->is_user, va, len, access, &err);
+	return *pin ? 0 : err;
 }
 
-static void softrc_glue_place(void *ctx, const struct softrc_buf *dst,
-			      void *rx, u32 pkt_off)
+static void softrc_glue_key_put(void *ctx, void *pin)
+{
+	softrc_glue_qp(ctx);
+	softrc_pin_put(pin);
+}
+
+static int softrc_glue_place(void *ctx, const struct softrc_buf *dst,
+			     void *rx, u32 pkt_off)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 	struct softrc_rx *r = rx;
 	int off = r->bth_off + pkt_off;
 	struct softrc_rwqe *rw;
 	struct softrc_mr *mr;
-	int err = -EINVAL;
+	int err = -EFAULT;
 
 	switch (dst->kind) {
 	case SOFTRC_BUF_RECV_WQE:
 		rw = softrc_qp_rwqe(qp, dst->slot);
-		err = softrc_glue_sge_io(qp, rw->sge, rw->num_sge, dst->addr,
-					 NULL, r->skb, off, dst->len,
-					 SOFTRC_TO_MR);
+		err = softrc_glue_sge_io(qp, rw->sge,
+					 softrc_qp_rq_pins(qp, dst->slot),
+					 rw->num_sge, dst->addr, NULL, r->skb,
+					 off, dst->len, SOFTRC_TO_MR);
 		break;
 	case SOFTRC_BUF_SEND_WQE:
 		err = softrc_glue_sge_io(qp, softrc_qp_sq_sge(qp, dst->slot),
+					 softrc_qp_sq_pins(qp, dst->slot),
 					 qp->sqs[dst->slot].num_sge, dst->addr,
 					 NULL, r->skb, off, dst->len,
 					 SOFTRC_TO_MR);
 		break;
 	case SOFTRC_BUF_MR:
-		mr = softrc_glue_rkey_mr(qp, dst->rkey);
+		mr = softrc_pin_enter(dst->pin);
 		if (mr) {
 			err = softrc_mr_copy_skb(mr, dst->addr, r->skb, off,
 						 dst->len);
@@ -332,37 +365,42 @@ static void softrc_glue_place(void *ctx, const struct softrc_buf *dst,
 	default:
 		break;
 	}
-	if (err)
-		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+	if (!err)
+		return 0;
+	softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+	return SOFTRC_E_MEM;
 }
 
-static u64 softrc_glue_atomic(void *ctx, u32 rkey, u64 va, bool cmp_swap,
-			      u64 swap_add, u64 compare)
+static int softrc_glue_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
+			      u64 swap_add, u64 compare, u64 *orig)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
-	struct softrc_mr *mr;
-	u64 orig = 0;
+	struct softrc_mr *mr = softrc_pin_enter(pin);
+	int err = -EFAULT;
 
-	mr = softrc_glue_rkey_mr(qp, rkey);
-	if (!mr) {
-		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
-		return 0;
+	if (mr) {
+		err = softrc_mr_atomic(mr, va, cmp_swap, swap_add, compare,
+				       orig);
+		softrc_mr_put(mr);
 	}
-	if (softrc_mr_atomic(mr, va, cmp_swap, swap_add, compare, &orig))
-		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
-	softrc_mr_put(mr);
-	return orig;
+	if (!err)
+		return 0;
+	softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+	return SOFTRC_E_MEM;
 }
 
-static void softrc_glue_atomic_result(void *ctx, u32 slot, u64 orig)
+static int softrc_glue_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 	const struct ib_sge *sge = softrc_qp_sq_sge(qp, slot);
 
-	if (qp->sqs[slot].num_sge != 1 ||
-	    softrc_glue_lkey_io(qp, sge->lkey, sge->addr, &orig, NULL, 0,
-				sizeof(orig), SOFTRC_TO_MR))
-		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+	if (qp->sqs[slot].num_sge == 1 &&
+	    !softrc_glue_lkey_io(qp, sge->lkey, softrc_qp_sq_pins(qp, slot)[0],
+				 sge->addr, &orig, NULL, 0, sizeof(orig),
+				 SOFTRC_TO_MR))
+		return 0;
+	softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+	return SOFTRC_E_MEM;
 }
 
 /* SEND_WITH_INV: only a type 2 MW bound through this QP (IBTA 10.6.7). */
@@ -416,6 +454,11 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 		.byte_len = cqe->byte_len,
 	};
 
+	/* the slot is free: its SGEs' pins go (an unsignaled one's at reuse) */
+	if (cqe->flags & SOFTRC_CQE_RECV)
+		softrc_qp_rq_unpin(qp, cqe->slot);
+	else
+		softrc_qp_sq_unpin(qp, cqe->slot);
 	if (cqe->flags & SOFTRC_CQE_RECV) {
 		e.flags = SOFTRC_PWC_RECV;
 		if (test_bit(cqe->slot, qp->rq_bad) &&
@@ -467,6 +510,7 @@ static void softrc_glue_qp_error(void *ctx)
 const struct softrc_core_ops softrc_glue_ops = {
 	.xmit = softrc_glue_xmit,
 	.mr_check = softrc_glue_mr_check,
+	.key_put = softrc_glue_key_put,
 	.place = softrc_glue_place,
 	.atomic = softrc_glue_atomic,
 	.atomic_result = softrc_glue_atomic_result,

@@ -14,9 +14,11 @@
  *
  * Lifetime: an MR enters the xarray only once fully built and holds one
  * reference for it. Lookups take a reference under RCU with
- * refcount_inc_not_zero. dereg_mr erases the entry, drops that reference,
- * waits until every lookup has put its reference, then unpins the pages;
- * the structure is freed after an RCU grace period.
+ * refcount_inc_not_zero. dereg_mr marks the MR dead (no pin enters it
+ * again), erases the entry, drops that reference, waits until every
+ * lookup and every access in progress has put its reference, then unpins
+ * the pages; the structure is freed after an RCU grace period once the
+ * last pin (WQE shadows, responder resources) is dropped too.
  *
  * Memory windows share the key xarray (their rkey's index bits 31..8 come
  * from it). A bound MW holds a reference on its MR and counts in
@@ -25,6 +27,47 @@
  * dealloc_mw unbinds, erases the entry and waits for an RCU grace period
  * before the RDMA core frees the structure. Lock order: mw->lock, then
  * mr->bind_lock.
+ *
+ * Ownership: who holds a reference to an MR / MW, when it is taken and
+ * dropped, and in which context. "ref" keeps the memory (dereg_mr waits
+ * for it before releasing the pages), "pin" keeps the structure only (a
+ * pinned MR whose dereg ran stays allocated, dead, until the last pin).
+ *
+ *  holder                     | what                 | taken / dropped (context)
+ *  ---------------------------+----------------------+---------------------------
+ *  the key xarray             | mr->ref              | publish (process) /
+ *                             |                      | dereg_mr (process)
+ *  the registration           | mr->pins             | alloc (process) / end of
+ *                             |                      | dereg_mr (process)
+ *  a bound MW                 | mr->ref, num_mw      | BIND_MW (QP lock) / unbind,
+ *                             |                      | invalidate, dealloc_mw
+ *  the MW                     | mw->life             | alloc_mw / dealloc_mw
+ *                             |                      | (process)
+ *  a send WQE shadow SGE      | mr->pins (L_Key)     | post (QP lock) / its CQE
+ *                             |                      | or flush, slot reuse,
+ *                             |                      | reset, destroy (QP lock)
+ *  a receive shadow SGE (RQ,  | mr->pins (L_Key)     | post_recv / RQ or SRQ
+ *  user RQ, SRQ)              |                      | refill (QP lock) / as above
+ *  the open WRITE context     | rkey pin             | WRITE FIRST/ONLY (QP lock)
+ *                             |                      | / LAST, ERROR, reset
+ *  a READ resource            | rkey pin             | READ request (QP lock) /
+ *  (softrc_rd_res), replays   |                      | slot reuse, ERROR, reset,
+ *                             |                      | destroy (QP lock)
+ *  an ATOMIC                  | rkey pin             | only while it executes
+ *  one access through a pin   | mr->ref              | softrc_mr_enter /
+ *  (copy, place, atomic, frag)|                      | softrc_pin_enter, then
+ *                             |                      | softrc_mr_put (QP lock)
+ *  a softrc_mr_get lookup     | mr->ref              | the check (any) / at once
+ *
+ * An rkey pin is the MR itself for a registered (user or DMA) MR, which
+ * only ever goes from VALID to DEAD; for a fast-register MR or an MW it
+ * is a small struct softrc_pin holding the MR's pin plus the generation
+ * (mr->gen, or mw->life) the check saw, so an invalidation, rebind or
+ * dealloc_mw makes it refuse entry. A user QP never reaches a DMA MR
+ * (no kernel PD is a user QP's, and softrc_rkey_pin refuses one), and
+ * the local DMA L_Key (IBK_LOCAL_DMA_LKEY) only works for kernel QPs.
+ * Key indices are allocated cyclically, so a freed index is not handed
+ * out again until the whole space went round.
  */
 #include <linux/highmem.h>
 #include <linux/random.h>
@@ -95,6 +138,201 @@ void softrc_mr_put(struct softrc_mr *mr)
 		complete(&mr->done);
 }
 
+/*
+ * Is @mr valid? An acquire (H2): pairs with the release that made a fast
+ * MR valid, so the range, key and page map it wrote are seen.
+ */
+static bool softrc_mr_valid(struct softrc_mr *mr)
+{
+	/* acquire: see above */
+	return smp_load_acquire(&mr->state) == SOFTRC_MR_VALID;
+}
+
+/* ---- pins (the ownership table above) ------------------------------ */
+
+/**
+ * struct softrc_pin - an R_Key pin on what can be invalidated and
+ * re-registered under the same structure: a fast-register MR or an MW
+ * @mr:		the MR holding the bytes (pinned: mr->pins)
+ * @life:	the MW's generation object (referenced), NULL for an MR
+ * @gen:	@life->gen or @mr->gen when the check passed
+ */
+struct softrc_pin {
+	struct softrc_mr *mr;
+	struct softrc_mw_life *life;
+	u32 gen;
+};
+
+/* Handles with this bit set are a struct softrc_pin, else the MR itself. */
+#define SOFTRC_PIN_OBJ	1UL
+
+void softrc_mr_unpin(struct softrc_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->pins))
+		kfree_rcu(mr, rcu);
+}
+
+static void softrc_mw_life_put(struct softrc_mw_life *life)
+{
+	if (refcount_dec_and_test(&life->ref))
+		kfree(life);
+}
+
+/**
+ * softrc_mr_enter() - begin one access to a pinned MR's memory
+ * @mr:		the MR (pinned, or referenced some other way)
+ *
+ * Context: any; never sleeps.
+ * Return: true with a memory reference (end the access with
+ * softrc_mr_put()), false once dereg_mr began or the MR is invalid.
+ */
+bool softrc_mr_enter(struct softrc_mr *mr)
+{
+	if (!refcount_inc_not_zero(&mr->ref))
+		return false;
+	if (softrc_mr_valid(mr))
+		return true;
+	softrc_mr_put(mr);
+	return false;
+}
+
+/**
+ * softrc_lkey_pin() - check a local SGE and pin its MR
+ * @sdev:	the device
+ * @pd:		the posting QP's PD
+ * @lkey:	the SGE's L_Key
+ * @addr:	first byte
+ * @len:	bytes (> 0)
+ * @access:	IB_ACCESS_* needed (0 = local read)
+ *
+ * Only for registered MRs whose key and range cannot change (user and
+ * DMA MRs); a fast-register MR's L_Key is checked at every use instead.
+ *
+ * Context: any; never sleeps.
+ * Return: the pinned MR (softrc_mr_unpin()), or NULL if the check fails.
+ */
+struct softrc_mr *softrc_lkey_pin(struct softrc_dev *sdev, struct ib_pd *pd,
+				  u32 lkey, u64 addr, u64 len, int access)
+{
+	struct softrc_mr *mr = softrc_mr_get(sdev, lkey);
+
+	if (!mr)
+		return NULL;
+	if (mr->is_fast || softrc_mr_check(mr, pd, lkey, addr, len, access)) {
+		softrc_mr_put(mr);
+		return NULL;
+	}
+	refcount_inc(&mr->pins);
+	softrc_mr_put(mr);
+	return mr;
+}
+
+/**
+ * softrc_rkey_pin() - check an R_Key for a message and pin what it grants
+ * @sdev:	the device
+ * @rkey:	the key
+ * @pd:		the QP's PD
+ * @qp_uid:	the QP's softrc_qp.uid
+ * @user:	a user QP (it may never reach a DMA MR)
+ * @va:		first byte
+ * @len:	bytes (> 0)
+ * @access:	IB_ACCESS_REMOTE_* rights needed
+ * @err:	out: why not, when NULL is returned
+ *
+ * The MR's own range and rights, or a bound MW's window (IBTA 10.6.7).
+ *
+ * Context: any (QP lock held); never sleeps (GFP_ATOMIC for a
+ * fast-register MR's or an MW's pin).
+ * Return: the pin (softrc_pin_put()), or NULL.
+ */
+void *softrc_rkey_pin(struct softrc_dev *sdev, u32 rkey, struct ib_pd *pd,
+		      u64 qp_uid, bool user, u64 va, u64 len, int access,
+		      int *err)
+{
+	struct softrc_mem_win win;
+	struct softrc_pin *p;
+
+	*err = softrc_rkey_get(sdev, rkey, &win);
+	if (*err)
+		return NULL;
+	*err = softrc_win_check(&win, pd, qp_uid, va, len, access);
+	if (!*err && user && win.mr->is_dma)
+		*err = -EINVAL;
+	if (*err)
+		goto out;
+	if (!win.life && !win.mr->is_fast) {
+		refcount_inc(&win.mr->pins);
+		softrc_mr_put(win.mr);
+		return win.mr;
+	}
+	p = kmalloc(sizeof(*p), GFP_ATOMIC);
+	if (!p) {
+		*err = -ENOMEM;
+		goto out;
+	}
+	p->mr = win.mr;
+	p->life = win.life;
+	p->gen = win.gen;
+	refcount_inc(&win.mr->pins);
+	if (p->life)
+		refcount_inc(&p->life->ref);
+	/* the window went away between the lookup and now? then no pin */
+	if (p->life && READ_ONCE(p->life->gen) != p->gen) {
+		softrc_pin_put((void *)((uintptr_t)p | SOFTRC_PIN_OBJ));
+		*err = -EINVAL;
+		goto out;
+	}
+	softrc_mr_put(win.mr);
+	return (void *)((uintptr_t)p | SOFTRC_PIN_OBJ);
+out:
+	softrc_mr_put(win.mr);
+	return NULL;
+}
+
+/**
+ * softrc_pin_enter() - begin one access through an R_Key pin
+ * @pin:	from softrc_rkey_pin()
+ *
+ * Context: any; never sleeps.
+ * Return: the MR with a memory reference (end with softrc_mr_put()), or
+ * NULL: deregistered, invalidated, rebound or deallocated since the check.
+ */
+struct softrc_mr *softrc_pin_enter(void *pin)
+{
+	struct softrc_pin *p;
+
+	if (!((uintptr_t)pin & SOFTRC_PIN_OBJ))
+		return softrc_mr_enter(pin) ? pin : NULL;
+	p = (void *)((uintptr_t)pin & ~SOFTRC_PIN_OBJ);
+	if (!softrc_mr_enter(p->mr))
+		return NULL;
+	if (READ_ONCE(*(p->life ? &p->life->gen : &p->mr->gen)) == p->gen)
+		return p->mr;
+	softrc_mr_put(p->mr);
+	return NULL;
+}
+
+/**
+ * softrc_pin_put() - drop an R_Key pin
+ * @pin:	from softrc_rkey_pin()
+ *
+ * Context: any; never sleeps.
+ */
+void softrc_pin_put(void *pin)
+{
+	struct softrc_pin *p;
+
+	if (!((uintptr_t)pin & SOFTRC_PIN_OBJ)) {
+		softrc_mr_unpin(pin);
+		return;
+	}
+	p = (void *)((uintptr_t)pin & ~SOFTRC_PIN_OBJ);
+	if (p->life)
+		softrc_mw_life_put(p->life);
+	softrc_mr_unpin(p->mr);
+	kfree(p);
+}
+
 /* Is [va, va + len) inside the MR? (len may be 0) */
 static bool softrc_mr_in_bounds(const struct softrc_mr *mr, u64 va, u64 len)
 {
@@ -119,8 +357,7 @@ static bool softrc_mr_in_bounds(const struct softrc_mr *mr, u64 va, u64 len)
 int softrc_mr_check(struct softrc_mr *mr, struct ib_pd *pd, u32 key, u64 va,
 		    u64 len, int access)
 {
-	if (mr->key != key || mr->pd != pd ||
-	    READ_ONCE(mr->state) != SOFTRC_MR_VALID)
+	if (!softrc_mr_valid(mr) || mr->key != key || mr->pd != pd)
 		return -EINVAL;
 	if (access & ~mr->access)
 		return -EACCES;
@@ -370,6 +607,7 @@ static struct softrc_mr *softrc_mr_alloc(struct ib_pd *ibpd, int access)
 	mr->kobj.kind = SOFTRC_KEY_MR;
 	spin_lock_init(&mr->bind_lock);
 	refcount_set(&mr->ref, 1);
+	refcount_set(&mr->pins, 1);
 	init_completion(&mr->done);
 	return mr;
 }
@@ -381,9 +619,11 @@ static int softrc_mr_publish(struct softrc_mr *mr)
 	u32 index;
 	int err;
 
-	err = xa_alloc(xa, &index, NULL,
-		       XA_LIMIT(1, SOFTRC_MAX_MR + SOFTRC_MAX_MW), GFP_KERNEL);
-	if (err)
+	/* cyclic: a freed index (and its stale keys) is not reused soon */
+	err = xa_alloc_cyclic(xa, &index, NULL,
+			      XA_LIMIT(1, SOFTRC_MAX_MR + SOFTRC_MAX_MW),
+			      &mr->sdev->key_next, GFP_KERNEL);
+	if (err < 0)
 		return err == -EBUSY ? -ENOMEM : err;
 	mr->key = index << 8 | (get_random_u32() & 0xff);
 	mr->ibmr.lkey = mr->key;
@@ -484,14 +724,20 @@ int softrc_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	mr->dereg = true;
 	spin_unlock_bh(&mr->bind_lock);
 
+	/* pins stop entering; then no new lookups; then wait for the users */
+	xchg(&mr->state, SOFTRC_MR_DEAD);
 	xa_erase(&mr->sdev->mr_xa, mr->key >> 8);
 	softrc_mr_put(mr);
 	wait_for_completion(&mr->done);
 
+	/* nobody is inside and nobody can enter again: the pages go */
 	ib_umem_release(mr->umem);
+	mr->umem = NULL;
 	kvfree(mr->pages);
+	mr->pages = NULL;
 	kvfree(mr->fmap);
-	kfree_rcu(mr, rcu);
+	mr->fmap = NULL;
+	softrc_mr_unpin(mr);	/* the registration's; pins may outlive it */
 	return 0;
 }
 
@@ -566,9 +812,10 @@ int softrc_mr_fast_reg(struct softrc_mr *mr, struct ib_pd *pd, u32 key,
 		       int access)
 {
 	u32 shift = ilog2(mr->ibmr.page_size);
+	/* acquire: an invalidation's writes are seen before we reuse it */
+	int state = smp_load_acquire(&mr->state);
 
-	if (!mr->is_fast || mr->pd != pd ||
-	    READ_ONCE(mr->state) != SOFTRC_MR_INVALID ||
+	if (!mr->is_fast || mr->pd != pd || state != SOFTRC_MR_INVALID ||
 	    (access & ~SOFTRC_MR_ACCESS) || !mr->fn ||
 	    shift < 12 || shift > 30 ||
 	    ((mr->ibmr.iova & ((1ull << shift) - 1)) + mr->ibmr.length) >
@@ -581,8 +828,13 @@ int softrc_mr_fast_reg(struct softrc_mr *mr, struct ib_pd *pd, u32 key,
 	mr->key = (mr->key & ~0xffu) | (key & 0xff);
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
-	/* release: the range and key are visible before the MR is valid */
-	smp_store_release(&mr->state, SOFTRC_MR_VALID);
+	/*
+	 * release: the range and key are visible before the MR is valid; a
+	 * dereg_mr that began meanwhile (DEAD) keeps it dead
+	 */
+	if (cmpxchg_release(&mr->state, SOFTRC_MR_INVALID, SOFTRC_MR_VALID) !=
+	    SOFTRC_MR_INVALID)
+		return -EINVAL;
 	return 0;
 }
 
@@ -609,7 +861,7 @@ static int softrc_mw_win(struct softrc_mw *mw, u32 rkey,
 
 	spin_lock_bh(&mw->lock);
 	if (mw->key == rkey && mw->state == SOFTRC_MW_VALID && mw->mr &&
-	    READ_ONCE(mw->mr->state) == SOFTRC_MR_VALID &&
+	    softrc_mr_valid(mw->mr) &&
 	    refcount_inc_not_zero(&mw->mr->ref)) {
 		win->mr = mw->mr;
 		win->pd = mw->ibmw.pd;
@@ -618,6 +870,8 @@ static int softrc_mw_win(struct softrc_mw *mw, u32 rkey,
 		win->access = mw->access;
 		win->qp_uid = mw->ibmw.type == IB_MW_TYPE_2 ? mw->qp_uid : 0;
 		win->whole = false;
+		win->life = mw->life;
+		win->gen = mw->life->gen;
 		err = 0;
 	}
 	spin_unlock_bh(&mw->lock);
@@ -651,11 +905,17 @@ int softrc_rkey_get(struct softrc_dev *sdev, u32 rkey,
 	mr = softrc_mr_get(sdev, rkey);
 	if (!mr)
 		return -EINVAL;
-	if (READ_ONCE(mr->state) != SOFTRC_MR_VALID) {
+	/*
+	 * acquire, the generation first: a later invalidation is then seen
+	 * by the pin; the state's pairs with the release of a fast reg
+	 */
+	win->gen = smp_load_acquire(&mr->gen);
+	if (!softrc_mr_valid(mr)) {
 		softrc_mr_put(mr);
 		return -EINVAL;
 	}
 	win->mr = mr;
+	win->life = NULL;
 	win->pd = mr->pd;
 	win->iova = mr->iova;
 	win->length = mr->length;
@@ -699,6 +959,8 @@ static struct softrc_mr *softrc_mw_unbind(struct softrc_mw *mw)
 	struct softrc_mr *mr = mw->mr;
 
 	lockdep_assert_held(&mw->lock);
+	/* every pin taken through the old binding stops entering */
+	WRITE_ONCE(mw->life->gen, mw->life->gen + 1);
 	if (mr) {
 		spin_lock(&mr->bind_lock);
 		mr->num_mw--;
@@ -768,8 +1030,11 @@ int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd,
 	/* a registered fast-register MR of the QP's PD becomes free */
 	if (mr->is_fast && mr->pd == pd &&
 	    cmpxchg(&mr->state, SOFTRC_MR_VALID, SOFTRC_MR_INVALID) ==
-	    SOFTRC_MR_VALID)
+	    SOFTRC_MR_VALID) {
+		/* before a re-registration can make it valid again */
+		WRITE_ONCE(mr->gen, mr->gen + 1);
 		err = 0;
+	}
 	softrc_mr_put(mr);
 	return err;
 }
@@ -779,7 +1044,7 @@ static int softrc_mw_bind_check(struct softrc_mw *mw, struct softrc_mr *mr,
 				struct ib_pd *pd,
 				const struct softrc_mw_bind *b)
 {
-	if (mr->pd != pd || READ_ONCE(mr->state) != SOFTRC_MR_VALID)
+	if (mr->pd != pd || !softrc_mr_valid(mr))
 		return -EINVAL;
 	if (!(mr->access & IB_ACCESS_MW_BIND))
 		return -EACCES;
@@ -897,25 +1162,34 @@ int softrc_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		err = -ENOMEM;
 		goto err_count;
 	}
+	mw->life = kzalloc(sizeof(*mw->life), GFP_KERNEL);
+	if (!mw->life) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	refcount_set(&mw->life->ref, 1);
 	spin_lock_init(&mw->lock);
 	mw->kobj.kind = SOFTRC_KEY_MW;
 	mw->state = ibmw->type == IB_MW_TYPE_1 ? SOFTRC_MW_VALID :
 						 SOFTRC_MW_FREE;
-	err = xa_alloc(&sdev->mr_xa, &index, NULL,
-		       XA_LIMIT(1, SOFTRC_MAX_MR + SOFTRC_MAX_MW), GFP_KERNEL);
-	if (err) {
+	err = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
+			      XA_LIMIT(1, SOFTRC_MAX_MR + SOFTRC_MAX_MW),
+			      &sdev->key_next, GFP_KERNEL);
+	if (err < 0) {
 		err = err == -EBUSY ? -ENOMEM : err;
-		goto err_count;
+		goto err_life;
 	}
 	mw->key = index << 8 | (get_random_u32() & 0xff);
 	ibmw->rkey = mw->key;
 	err = xa_err(xa_store(&sdev->mr_xa, index, &mw->kobj, GFP_KERNEL));
 	if (err) {
 		xa_erase(&sdev->mr_xa, index);
-		goto err_count;
+		goto err_life;
 	}
 	return 0;
 
+err_life:
+	kfree(mw->life);
 err_count:
 	atomic_dec(&sdev->num_mw);
 	return err;
@@ -938,6 +1212,7 @@ int softrc_dealloc_mw(struct ib_mw *ibmw)
 		softrc_mr_put(old);
 	/* lookups that found the entry are done before the core frees it */
 	synchronize_rcu();
+	softrc_mw_life_put(mw->life);
 	atomic_dec(&sdev->num_mw);
 	return 0;
 }

@@ -14,6 +14,14 @@
  * every get is paired with a softrc_mr_put. The access functions never
  * sleep and may run in softirq; they expect softrc_mr_check() to have
  * passed but re-check bounds themselves.
+ *
+ * Pins (who holds what, and until when: the table at the top of mr.c):
+ * a key is looked up and checked once, when a WQE is posted (L_Key) or a
+ * request starts a message (R_Key); what the check approved is pinned and
+ * every later use goes through the pin, never through a new lookup by
+ * number. A pin keeps the structure, not the memory: each use enters it
+ * (softrc_mr_enter / softrc_pin_enter), which fails once the MR was
+ * deregistered, or the fast-register MR or the MW invalidated or rebound.
  */
 #ifndef SOFTRC_MR_H
 #define SOFTRC_MR_H
@@ -40,6 +48,7 @@ struct softrc_key_obj {
 enum softrc_mr_state {
 	SOFTRC_MR_VALID,
 	SOFTRC_MR_INVALID,	/* invalidated (LOCAL_INV / SEND_WITH_INV) */
+	SOFTRC_MR_DEAD,		/* dereg_mr has begun: never valid again */
 };
 
 /**
@@ -50,16 +59,25 @@ enum softrc_mr_state {
  *		ibmr.pd after the verb returns)
  * @key:	lkey == rkey
  * @access:	IB_ACCESS_* flags
- * @state:	enum softrc_mr_state; written with WRITE_ONCE
+ * @state:	enum softrc_mr_state; set with a release (or a cmpxchg),
+ *		read with an acquire, so a reader that sees VALID sees the
+ *		range, key and page map written before it
  * @is_dma:	a DMA MR: any kernel virtual address, no page array
  * @iova:	first byte's address as the consumer names it
  * @length:	bytes
  * @page_offset: offset of @iova in the first page
  * @umem:	the pinned user memory (user MRs)
  * @pages:	@npages pinned pages, in order (user MRs)
- * @ref:	one reference for the xarray, one per softrc_mr_get, one per
- *		MW bound to the MR
- * @done:	completed when @ref drops to zero (dereg waits for it)
+ * @ref:	users of the memory: one for the xarray, one per
+ *		softrc_mr_get or entered pin (held only for one access),
+ *		one per MW bound to the MR
+ * @done:	completed when @ref drops to zero (dereg waits for it, then
+ *		releases the pages)
+ * @pins:	users of the structure: one for the registration (dropped at
+ *		the end of dereg_mr), one per pin; the last one frees it
+ *		after an RCU grace period
+ * @gen:	fast-register MR: bumped at each invalidation, so a pin taken
+ *		before it no longer enters after a re-registration
  * @rcu:	the MR is freed after a grace period (lockless lookups)
  * @kobj:	its entry in the key xarray (kind SOFTRC_KEY_MR)
  * @is_fast:	a fast-register MR (alloc_mr): free (SOFTRC_MR_INVALID)
@@ -98,6 +116,8 @@ struct softrc_mr {
 	unsigned long npages;
 	refcount_t ref;
 	struct completion done;
+	refcount_t pins;
+	u32 gen;
 	struct rcu_head rcu;
 };
 
@@ -105,6 +125,18 @@ static inline struct softrc_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct softrc_mr, ibmr);
 }
+
+/**
+ * struct softrc_mw_life - what outlives an MW for the pins taken through it
+ * @ref:	one for the MW (dropped by dealloc_mw), one per pin
+ * @gen:	bumped (under the MW's lock) at every unbind, rebind,
+ *		invalidation and at dealloc: a pin whose generation differs
+ *		no longer enters
+ */
+struct softrc_mw_life {
+	refcount_t ref;
+	u32 gen;
+};
 
 enum softrc_mw_state {
 	SOFTRC_MW_FREE,		/* type 2: unbound (allocated or invalidated) */
@@ -127,6 +159,7 @@ enum softrc_mw_state {
  * @addr:	first byte of the window (MR iova space)
  * @length:	bytes
  * @access:	IB_ACCESS_REMOTE_* rights granted
+ * @life:	generation shared with the pins (allocated with the MW)
  */
 struct softrc_mw {
 	struct ib_mw ibmw;
@@ -139,6 +172,7 @@ struct softrc_mw {
 	u64 addr;
 	u64 length;
 	int access;
+	struct softrc_mw_life *life;
 };
 
 static inline struct softrc_mw *to_smw(struct ib_mw *ibmw)
@@ -175,6 +209,8 @@ struct softrc_mw_bind {
  * @qp_uid:	type 2 MW: the only QP (softrc_qp.uid) that may use it;
  *		0 = any QP of @pd
  * @whole:	a DMA MR: any address
+ * @life:	an MW's: its generation object (not referenced), else NULL
+ * @gen:	@life's generation, or a fast-register MR's @gen, at lookup
  */
 struct softrc_mem_win {
 	struct softrc_mr *mr;
@@ -184,6 +220,8 @@ struct softrc_mem_win {
 	int access;
 	u64 qp_uid;
 	bool whole;
+	struct softrc_mw_life *life;
+	u32 gen;
 };
 
 enum softrc_copy_dir { SOFTRC_TO_MR, SOFTRC_FROM_MR };
@@ -209,6 +247,17 @@ int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd,
 			  u64 qp_uid, u32 rkey, bool remote);
 int softrc_mw_bind(struct softrc_dev *sdev, struct ib_pd *pd, u64 qp_uid,
 		   const struct softrc_mw_bind *b);
+
+/* pins (see the ownership table in mr.c) */
+struct softrc_mr *softrc_lkey_pin(struct softrc_dev *sdev, struct ib_pd *pd,
+				  u32 lkey, u64 addr, u64 len, int access);
+void softrc_mr_unpin(struct softrc_mr *mr);
+bool softrc_mr_enter(struct softrc_mr *mr);
+void *softrc_rkey_pin(struct softrc_dev *sdev, u32 rkey, struct ib_pd *pd,
+		      u64 qp_uid, bool user, u64 va, u64 len, int access,
+		      int *err);
+struct softrc_mr *softrc_pin_enter(void *pin);
+void softrc_pin_put(void *pin);
 
 /* ib_device_ops */
 struct ib_mr *softrc_get_dma_mr(struct ib_pd *ibpd, int access);

@@ -524,8 +524,9 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
 	if (plen) {
 		p = skb_put(skb, plen);
 		if (softrc_glue_fill(qp, payload, p)) {
-			memset(p, 0, plen);
-			softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_mem_errors);
+			/* never zeros with a valid ICRC: the engine fails it */
+			kfree_skb(skb);
+			return ERR_PTR(-EFAULT);
 		}
 	}
 	if (pad)
@@ -540,7 +541,8 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
  * Payload attached as fragments of the MR's pages (no copy; the WQE's
  * buffer stays valid until the ACK retires it, and a replay rebuilds from
  * the WQE), the ICRC computed over them on the way, pad and ICRC in a
- * fragment of the QP's trailer page. NULL: use softrc_skb_copy.
+ * fragment of the QP's trailer page. NULL: use softrc_skb_copy;
+ * ERR_PTR(-EFAULT): the payload's memory is gone.
  */
 static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
 					struct net_device *odev,
@@ -552,6 +554,7 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
 	static const u8 zero[4];
 	struct sk_buff *skb;
 	u32 crc;
+	int err;
 	u8 *t;
 
 	if (!skb_page_frag_refill(8, pf, GFP_ATOMIC))
@@ -560,9 +563,10 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
 	if (!skb)
 		return NULL;
 	crc = softrc_skb_icrc(qp, skb, 0);
-	if (softrc_glue_frags(qp, payload, skb, &crc)) {
+	err = softrc_glue_frags(qp, payload, skb, &crc);
+	if (err) {
 		kfree_skb(skb);
-		return NULL;
+		return err == -EFAULT ? ERR_PTR(err) : NULL;
 	}
 	crc = softrc_icrc_update(crc, zero, pad);
 	t = page_address(pf->page) + pf->offset;
@@ -578,7 +582,11 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
 	return skb;
 }
 
-/* The packet @pkt of @qp with its payload, headroom for @odev's link. */
+/*
+ * The packet @pkt of @qp with its payload, headroom for @odev's link;
+ * NULL if out of memory, ERR_PTR(-EFAULT) if the payload's memory went
+ * away since it was checked (deregistered, invalidated).
+ */
 static struct sk_buff *softrc_skb_build(struct softrc_qp *qp, struct net *net,
 					struct net_device *odev,
 					const struct softrc_pkt *pkt,
@@ -590,7 +598,9 @@ static struct sk_buff *softrc_skb_build(struct softrc_qp *qp, struct net *net,
 		skb = softrc_skb_frags(qp, net, odev, pkt, payload);
 	if (!skb)
 		skb = softrc_skb_copy(qp, net, odev, pkt, payload);
-	if (!skb)
+	if (IS_ERR(skb))
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_mem_errors);
+	else if (!skb)
 		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_drop_alloc);
 	return skb;
 }
@@ -699,9 +709,13 @@ static void softrc_batch_add(struct softrc_qp *qp, struct sk_buff *skb,
 	b->segs++;
 }
 
-/* Build and send one packet of @qp (engine xmit callback). */
-void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
-		     const struct softrc_buf *payload)
+/*
+ * Build and send one packet of @qp (engine xmit callback). Return: 0
+ * (sent, or dropped for want of a route or memory: a retransmission
+ * covers it), or -EFAULT: the payload's memory is gone, nothing was sent.
+ */
+int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
+		    const struct softrc_buf *payload)
 {
 	struct softrc_dev *sdev = qp->sdev;
 	struct softrc_net *snet = sdev->dp->snet;
@@ -713,29 +727,32 @@ void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	lockdep_assert_held(&qp->lock);
 	if (softrc_to_self(qp)) {
 		skb = softrc_skb_build(qp, net, sdev->ndev, pkt, payload);
+		if (IS_ERR(skb))
+			return PTR_ERR(skb);
 		if (skb)
 			softrc_self_xmit(sdev, skb);
-		return;
+		return 0;
 	}
 	if (!sock) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
-		return;
+		return 0;
 	}
 	dst = qp->av.ipv6 ? softrc_route6(qp, net, sock->sk) :
 			    softrc_route4(qp, net);
 	if (!dst) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
-		return;
+		return 0;
 	}
 	skb = softrc_skb_build(qp, net, dst->dev, pkt, payload);
-	if (!skb) {
+	if (IS_ERR_OR_NULL(skb)) {
 		dst_release(dst);
 		/* a gap in the IPv4 IDs: the batch so far leaves alone */
 		softrc_net_flush(qp);
-		return;
+		return PTR_ERR_OR_ZERO(skb);
 	}
 	skb->ip_summed = CHECKSUM_NONE;
 	softrc_batch_add(qp, skb, dst);
+	return 0;
 }
 
 /* ---- sockets and namespaces ------------------------------------------ */

@@ -104,8 +104,8 @@ int softrc_net_init(void);
 void softrc_net_exit(void);
 int softrc_net_dev_add(struct softrc_dev *sdev);
 void softrc_net_dev_del(struct softrc_dev *sdev);
-void softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
-		     const struct softrc_buf *payload);
+int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
+		    const struct softrc_buf *payload);
 void softrc_net_flush(struct softrc_qp *qp);
 
 /* crc.c */

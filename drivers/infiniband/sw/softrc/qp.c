@@ -281,26 +281,66 @@ void softrc_qp_flush_user_rq(struct softrc_qp *qp)
 
 /* ---- memory checks at post time ------------------------------------ */
 
-/* Is local key @lkey good for [@addr, @addr + @len) with @access? */
-static int softrc_qp_lkey_ok(struct softrc_qp *qp, u32 lkey, u64 addr,
-			     u32 len, int access)
+/*
+ * Is @sge good for @access? Then *@pin is its MR, pinned for the life of
+ * the WQE (the data path reaches the memory only through it), or NULL
+ * when there is nothing to pin: an empty SGE, or on a kernel QP the local
+ * DMA key (kernel virtual addresses) or a fast-register MR, which an
+ * earlier WR may register and which is checked in full at every use.
+ */
+static int softrc_qp_lkey_pin(struct softrc_qp *qp, const struct ib_sge *sge,
+			      int access, struct softrc_mr **pin)
 {
-	struct softrc_mr *mr;
-	int err;
-
-	if (!qp->is_user && lkey == qp->sdev->ib_dev.local_dma_lkey)
+	*pin = NULL;
+	if (!qp->is_user && sge->lkey == qp->sdev->ib_dev.local_dma_lkey)
 		return 0;	/* kernel virtual address (virt DMA) */
-	if (!len)
+	if (!sge->length)
 		return 0;
-	/* a fast-register MR may be registered by an earlier WR not yet run */
-	if (!qp->is_user && softrc_mr_fast_index(qp->sdev, lkey))
+	if (!qp->is_user && softrc_mr_fast_index(qp->sdev, sge->lkey))
 		return 0;
-	mr = softrc_mr_get(qp->sdev, lkey);
-	if (!mr)
-		return -EINVAL;
-	err = softrc_mr_check(mr, qp->ibqp.pd, lkey, addr, len, access);
-	softrc_mr_put(mr);
-	return err;
+	*pin = softrc_lkey_pin(qp->sdev, qp->ibqp.pd, sge->lkey, sge->addr,
+			       sge->length, access);
+	return *pin ? 0 : -EINVAL;
+}
+
+static void softrc_qp_unpin_list(struct softrc_mr **pins, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (pins[i]) {
+			softrc_mr_unpin(pins[i]);
+			pins[i] = NULL;
+		}
+	}
+}
+
+/* Send shadow @slot is free (completed, flushed, reused, reset). */
+void softrc_qp_sq_unpin(struct softrc_qp *qp, u32 slot)
+{
+	lockdep_assert_held(&qp->lock);
+	softrc_qp_unpin_list(softrc_qp_sq_pins(qp, slot), qp->max_sge);
+}
+
+/* Receive shadow @slot is free. */
+void softrc_qp_rq_unpin(struct softrc_qp *qp, u32 slot)
+{
+	lockdep_assert_held(&qp->lock);
+	softrc_qp_unpin_list(softrc_qp_rq_pins(qp, slot), qp->max_recv_sge);
+}
+
+/* Every pin of the QP: the engine's and the shadows' (reset, destroy). */
+static void softrc_qp_unpin_all(struct softrc_qp *qp)
+{
+	u32 i;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->core.ops)
+		softrc_core_release(&qp->core);
+	for (i = 0; i < qp->sq_depth; i++)
+		softrc_qp_sq_unpin(qp, i);
+	for (i = 0; i < qp->rq_depth; i++)
+		softrc_qp_rq_unpin(qp, i);
 }
 
 /* Sum of SGE lengths, or -EINVAL past the message size limit. */
@@ -314,15 +354,18 @@ static s64 softrc_sge_total(const struct ib_sge *sge, u32 n)
 	return sum > SOFTRC_MAX_MSG_SIZE ? -EINVAL : (s64)sum;
 }
 
-static int softrc_sges_ok(struct softrc_qp *qp, const struct ib_sge *sge,
-			  u32 n, int access)
+/* Check and pin @n SGEs into @pins; on failure nothing stays pinned. */
+static int softrc_sges_pin(struct softrc_qp *qp, const struct ib_sge *sge,
+			   u32 n, int access, struct softrc_mr **pins)
 {
 	u32 i;
 
-	for (i = 0; i < n; i++)
-		if (softrc_qp_lkey_ok(qp, sge[i].lkey, sge[i].addr,
-				      sge[i].length, access))
+	for (i = 0; i < n; i++) {
+		if (softrc_qp_lkey_pin(qp, &sge[i], access, &pins[i])) {
+			softrc_qp_unpin_list(pins, i);
 			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -335,8 +378,10 @@ static int softrc_qp_post_rwqe(struct softrc_qp *qp, u32 slot, bool bad)
 	s64 len = bad ? -EINVAL : softrc_sge_total(r->sge, r->num_sge);
 	int ret;
 
+	softrc_qp_rq_unpin(qp, slot);
 	if (len < 0 ||
-	    softrc_sges_ok(qp, r->sge, r->num_sge, IB_ACCESS_LOCAL_WRITE)) {
+	    softrc_sges_pin(qp, r->sge, r->num_sge, IB_ACCESS_LOCAL_WRITE,
+			    softrc_qp_rq_pins(qp, slot))) {
 		/* a bad SGE list: any data fails the WQE (LOC_PROT_ERR) */
 		set_bit(slot, qp->rq_bad);
 		len = 0;
@@ -523,10 +568,12 @@ static bool softrc_wr_is_inline_op(u32 opcode)
 }
 
 /*
- * Check a send WR against the QP's limits and the memory it names.
- * Return: 0, or the completion status of a bad WR.
+ * Check a send WR against the QP's limits and the memory it names, and
+ * pin its SGEs' MRs into @pins. Return: 0, or the completion status of a
+ * bad WR (nothing pinned).
  */
-static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s)
+static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s,
+			   struct softrc_mr **pins)
 {
 	u32 op = s->opcode;
 	s64 len;
@@ -564,8 +611,9 @@ static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s)
 	}
 	if (op == IB_WR_RDMA_READ && !qp->attr.max_rd_atomic)
 		return IB_WC_LOC_QP_OP_ERR;
-	if (softrc_sges_ok(qp, s->sge, s->num_sge,
-			   softrc_wr_is_inline_op(op) ? 0 : IB_ACCESS_LOCAL_WRITE))
+	if (softrc_sges_pin(qp, s->sge, s->num_sge,
+			    softrc_wr_is_inline_op(op) ? 0 : IB_ACCESS_LOCAL_WRITE,
+			    pins))
 		return IB_WC_LOC_PROT_ERR;
 	return 0;
 }
@@ -599,7 +647,8 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 
 	if (c->req.tail - c->req.head >= qp->max_send_wr)
 		return -ENOMEM;
-	status = softrc_swr_check(qp, s);
+	softrc_qp_sq_unpin(qp, slot);	/* an unsignaled WQE's, at reuse */
+	status = softrc_swr_check(qp, s, softrc_qp_sq_pins(qp, slot));
 	if (status) {
 		if (!qp->is_user)
 			return -EINVAL;
@@ -630,6 +679,7 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 				       IB_SEND_SOLICITED);
 	ret = softrc_core_post_send(c, &s->wr);
 	if (ret < 0) {
+		softrc_qp_sq_unpin(qp, slot);
 		if (ret == SOFTRC_E_FULL)
 			return -ENOMEM;
 		if (qp->is_user)
@@ -960,6 +1010,8 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 	};
 
 	lockdep_assert_held(&qp->lock);
+	/* the WQEs and responder resources are discarded: so are their pins */
+	softrc_qp_unpin_all(qp);
 	return softrc_core_qp_init(&qp->core, &softrc_glue_ops, qp, &ca, &st) ?
 	       -EINVAL : 0;
 }
@@ -1281,10 +1333,14 @@ static int softrc_qp_init_sq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 	/* sizes follow the caps: charged to the creator's memory cgroup */
 	qp->max_send_wr = n;
 	qp->sq_depth = roundup_pow_of_two(n);
-	qp->core_sq = kvcalloc(qp->sq_depth, sizeof(*qp->core_sq), GFP_KERNEL_ACCOUNT);
+	qp->core_sq = kvcalloc(qp->sq_depth, sizeof(*qp->core_sq),
+			       GFP_KERNEL_ACCOUNT);
 	qp->sqs = kvcalloc(qp->sq_depth, sizeof(*qp->sqs), GFP_KERNEL_ACCOUNT);
 	qp->sq_data = kvcalloc(qp->sq_depth, area, GFP_KERNEL_ACCOUNT);
-	if (!qp->sq_scratch || !qp->core_sq || !qp->sqs || !qp->sq_data)
+	qp->sq_pins = kvcalloc((size_t)qp->sq_depth * qp->max_sge,
+			       sizeof(*qp->sq_pins), GFP_KERNEL_ACCOUNT);
+	if (!qp->sq_scratch || !qp->core_sq || !qp->sqs || !qp->sq_data ||
+	    !qp->sq_pins)
 		return -ENOMEM;
 	cap->max_send_wr = qp->max_send_wr;
 	cap->max_send_sge = qp->max_sge;
@@ -1327,10 +1383,13 @@ static int softrc_qp_init_rq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 	qp->max_recv_sge = nsge;
 	qp->rq_stride = ALIGN(offsetof(struct softrc_rwqe, sge) +
 			      nsge * sizeof(struct ib_sge), 8);
-	qp->core_rq = kvcalloc(qp->rq_depth, sizeof(*qp->core_rq), GFP_KERNEL_ACCOUNT);
+	qp->core_rq = kvcalloc(qp->rq_depth, sizeof(*qp->core_rq),
+			       GFP_KERNEL_ACCOUNT);
 	qp->rq_data = kvcalloc(qp->rq_depth, qp->rq_stride, GFP_KERNEL_ACCOUNT);
 	qp->rq_bad = bitmap_zalloc(qp->rq_depth, GFP_KERNEL_ACCOUNT);
-	if (!qp->core_rq || !qp->rq_data || !qp->rq_bad)
+	qp->rq_pins = kvcalloc((size_t)qp->rq_depth * max(nsge, 1u),
+			       sizeof(*qp->rq_pins), GFP_KERNEL_ACCOUNT);
+	if (!qp->core_rq || !qp->rq_data || !qp->rq_bad || !qp->rq_pins)
 		return -ENOMEM;
 	if (!init->srq) {
 		cap->max_recv_wr = qp->max_recv_wr;
@@ -1366,7 +1425,9 @@ static void softrc_qp_free(struct softrc_qp *qp)
 	kvfree(qp->core_sq);
 	kvfree(qp->sqs);
 	kvfree(qp->sq_data);
+	kvfree(qp->sq_pins);
 	kvfree(qp->core_rq);
+	kvfree(qp->rq_pins);
 	kvfree(qp->rq_data);
 	bitmap_free(qp->rq_bad);
 	kvfree(qp->pwc);
@@ -1485,6 +1546,11 @@ int softrc_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	tasklet_kill(&qp->tx_task);
 	softrc_qp_put(qp);
 	wait_for_completion(&qp->released);
+
+	/* nothing runs the engine any more: drop what it and the shadows hold */
+	spin_lock_bh(&qp->lock);
+	softrc_qp_unpin_all(qp);
+	spin_unlock_bh(&qp->lock);
 
 	softrc_stats_qp_dead(qp);
 	rdma_destroy_ah_attr(&qp->attr.ah_attr);

@@ -170,6 +170,8 @@ struct softrc_tx_batch {
  * @sq_area:	bytes per slot in @sq_data
  * @sqs:	send shadows
  * @sq_data:	SGE / inline area of the send shadows
+ * @sq_pins:	per send shadow, @max_sge MRs pinned at post for its SGEs
+ *		(NULL: none; see softrc_qp_sq_unpin), under @lock
  * @sq_scratch:	a copied user send WQE (under @lock)
  * @usq:	user SQ ring
  * @urq:	user RQ ring
@@ -180,6 +182,7 @@ struct softrc_tx_batch {
  * @rq_stride:	bytes per receive shadow slot
  * @rq_data:	receive shadows (struct softrc_rwqe prefix, @rq_stride apart)
  * @rq_bad:	receive shadow slots whose SGEs failed validation
+ * @rq_pins:	per receive shadow, @max_recv_sge MRs pinned for its SGEs
  * @pwc:	pending completions, @pwc_size (power of two) entries
  * @pwc_prod:	producer index (under @lock)
  * @pwc_cons:	consumer index (under @comp_lock)
@@ -223,6 +226,7 @@ struct softrc_qp {
 	u32 sq_area;
 	struct softrc_sq_shadow *sqs;
 	u8 *sq_data;
+	struct softrc_mr **sq_pins;
 	void *sq_scratch;
 	struct softrc_queue *usq;
 	struct softrc_queue *urq;
@@ -234,6 +238,7 @@ struct softrc_qp {
 	u32 rq_stride;
 	u8 *rq_data;
 	unsigned long *rq_bad;
+	struct softrc_mr **rq_pins;
 
 	struct softrc_pwc *pwc;
 	u32 pwc_size;
@@ -265,6 +270,19 @@ static inline struct ib_sge *softrc_qp_sq_sge(struct softrc_qp *qp, u32 slot)
 	return (struct ib_sge *)(qp->sq_data + (size_t)slot * qp->sq_area);
 }
 
+/* The MRs pinned for the SGEs of send / receive shadow @slot. */
+static inline struct softrc_mr **softrc_qp_sq_pins(struct softrc_qp *qp,
+						   u32 slot)
+{
+	return qp->sq_pins + (size_t)slot * qp->max_sge;
+}
+
+static inline struct softrc_mr **softrc_qp_rq_pins(struct softrc_qp *qp,
+						   u32 slot)
+{
+	return qp->rq_pins + (size_t)slot * qp->max_recv_sge;
+}
+
 /* Packets one engine call may send before the rest goes to the tasklet. */
 #define SOFTRC_TX_BUDGET	64
 
@@ -290,6 +308,8 @@ void softrc_qp_run_tx(struct softrc_qp *qp);
 void softrc_qp_drain_comps(struct softrc_qp *qp);
 void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc);
 void softrc_qp_flush_user_rq(struct softrc_qp *qp);
+void softrc_qp_sq_unpin(struct softrc_qp *qp, u32 slot);
+void softrc_qp_rq_unpin(struct softrc_qp *qp, u32 slot);
 
 /* glue.c: the engine callbacks */
 extern const struct softrc_core_ops softrc_glue_ops;

@@ -98,6 +98,7 @@ static inline bool softrc_count_get(atomic_t *n, u32 max)
  * @num_srq:	SRQs allocated, bounded by @caps.max_srq (srq.c)
  * @mr_xa:	MRs and MWs by key >> 8: one key space (mr.c; RCU lookups)
  * @num_mw:	MWs allocated, bounded by SOFTRC_MAX_MW (mr.c)
+ * @key_next:	next key index to try (cyclic allocation, mr.c)
  * @ah_xa:	AHs by ah_num (ah.c; IRQ-safe lock)
  * @srq_xa:	SRQs by srq_num (srq.c)
  * @num_cq:	CQs allocated, bounded by @caps.max_cq (cq.c)
@@ -117,6 +118,7 @@ struct softrc_dev {
 	atomic_t num_srq;
 	struct xarray mr_xa;
 	atomic_t num_mw;
+	u32 key_next;
 	struct xarray ah_xa;
 	struct xarray srq_xa;
 	atomic_t num_cq;

@@ -54,7 +54,13 @@ static int softrc_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/*
+	 * pd->local_dma_lkey is the device's (0: no MR index is 0), so the
+	 * core creates no whole-address-space DMA MR per kernel PD; kernel
+	 * QPs name kernel virtual addresses with it (virtual DMA), user QPs
+	 * can never use it.
+	 */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	attr->max_send_sge = SOFTRC_MAX_SGE;
 	attr->max_recv_sge = SOFTRC_MAX_SGE;
 	attr->max_sge_rd = SOFTRC_MAX_SGE;

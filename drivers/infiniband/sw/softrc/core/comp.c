@@ -329,9 +329,10 @@ static bool softrc_comp_read_ok(struct softrc_core_qp *qp,
 	       pkt->payload_len == qp->attr.pmtu;
 }
 
-static void softrc_comp_read_data(struct softrc_core_qp *qp,
-				  struct softrc_send_wqe *w, u32 idx,
-				  const struct softrc_pkt *pkt, void *rx)
+/* 0, or SOFTRC_E_MEM: the WQE's buffer went away after it was posted. */
+static int softrc_comp_read_data(struct softrc_core_qp *qp,
+				 struct softrc_send_wqe *w, u32 idx,
+				 const struct softrc_pkt *pkt, void *rx)
 {
 	struct softrc_buf dst = {
 		.kind = SOFTRC_BUF_SEND_WQE,
@@ -340,8 +341,9 @@ static void softrc_comp_read_data(struct softrc_core_qp *qp,
 		.len = pkt->payload_len,
 	};
 
-	if (dst.len)
-		qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off);
+	if (dst.len && qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off))
+		return SOFTRC_E_MEM;
+	return 0;
 }
 
 /* First WQE at or after the head that is not yet done. */
@@ -362,6 +364,7 @@ static void softrc_comp_response(struct softrc_core_qp *qp,
 {
 	struct softrc_req *req = &qp->req;
 	struct softrc_send_wqe *w;
+	int err;
 	u32 idx;
 
 	if (softrc_comp_ack_upto(qp, pkt->psn, &res->psn)) {
@@ -382,14 +385,20 @@ static void softrc_comp_response(struct softrc_core_qp *qp,
 			qp->cnt.drop_bad_resp++;
 			return;
 		}
-		qp->ops->atomic_result(qp->ctx, softrc_sq_slot(qp, idx),
-				       pkt->orig);
+		err = qp->ops->atomic_result(qp->ctx, softrc_sq_slot(qp, idx),
+					     pkt->orig);
 	} else {
 		if (!softrc_comp_read_ok(qp, w, pkt)) {
 			qp->cnt.drop_bad_resp++;
 			return;
 		}
-		softrc_comp_read_data(qp, w, idx, pkt, rx);
+		err = softrc_comp_read_data(qp, w, idx, pkt, rx);
+	}
+	if (err) {
+		/* never SUCCESS for data that was not placed */
+		qp->cnt.mem_errors++;
+		softrc_comp_fail_at(qp, pkt->psn, SOFTRC_WC_LOC_PROT_ERR);
+		return;
 	}
 	w->resp_pkts++;
 	req->una = softrc_psn_add(pkt->psn, 1);

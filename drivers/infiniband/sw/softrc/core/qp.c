@@ -314,9 +314,10 @@ void softrc_qp_enter_error(struct softrc_core_qp *qp)
 	qp->resp.state = SOFTRC_RESP_ERROR;
 	/*
 	 * Queued READ responses, ATOMIC ACKs and held ACKs/NAKs are
-	 * abandoned; the responder resources are released.
+	 * abandoned; the responder resources and the open WRITE let go of
+	 * their pins.
 	 */
-	softrc_resp_res_release_all(qp);
+	softrc_resp_release_pins(qp);
 	qp->resp.rd_pend = 0;
 	qp->resp.nak_held = 0;
 	qp->resp.fatal_held = 0;
@@ -332,6 +333,16 @@ void softrc_qp_enter_error(struct softrc_core_qp *qp)
 void softrc_core_set_error(struct softrc_core_qp *qp)
 {
 	softrc_qp_enter_error(qp);
+}
+
+/*
+ * Drop every pin the engine holds (the open WRITE's, the READ
+ * resources'): the glue calls it before it resets the engine with
+ * softrc_core_qp_init() and when it destroys the QP. ERROR drops them too.
+ */
+void softrc_core_release(struct softrc_core_qp *qp)
+{
+	softrc_resp_release_pins(qp);
 }
 
 /*

@@ -32,6 +32,8 @@
  *   softrc_core_rx_flush()       end of an RX burst: send the coalesced ACK
  *   softrc_core_timer()          a timer armed through ops->timer expired
  *   softrc_core_set_error()      the glue moves the QP to ERROR
+ *   softrc_core_release()        drop every pin the engine holds (before
+ *                                a reset re-init and at destroy)
  *   softrc_core_sq_drain()       SQD: start no new WQE, finish the others
  *   softrc_core_sq_drained()     SQD: nothing started is outstanding
  *
@@ -62,10 +64,19 @@
  *  - READ responses are paced: the rx call that validates a READ (or a
  *    duplicate one) sends at most SOFTRC_RESP_INLINE packets of the
  *    response, the rest leaves from softrc_core_tx*() within their budget;
- *    response payload is named by (R_Key, VA) and read at transmit time,
- *    possibly after later requests were executed (IBTA 9.5: only a fenced
- *    WR waits for an earlier READ) or the MR was invalidated (xmit must
- *    cope with a failed lookup).
+ *    response payload is named by (R_Key, VA, pin) and read at transmit
+ *    time, possibly after later requests were executed (IBTA 9.5: only a
+ *    fenced WR waits for an earlier READ) or the MR was invalidated: xmit
+ *    then returns SOFTRC_E_MEM and the engine NAKs (remote access);
+ *  - memory keys are checked once per message and pinned: a successful
+ *    ops->mr_check returns a pin the engine keeps with the write context
+ *    or the READ resource and releases once (ops->key_put); local keys
+ *    are the glue's to pin beside its ring slots. A use that finds the
+ *    memory gone (SOFTRC_E_MEM from xmit, place, atomic, atomic_result)
+ *    fails the message: NAK remote access (WRITE, READ, ATOMIC), NAK
+ *    remote operational error with LOC_PROT_ERR on the receive (SEND),
+ *    LOC_PROT_ERR on the send WQE (gather, READ response, atomic result);
+ *    never an ACK or a SUCCESS completion.
  *
  * Stages: req.c (requester: segmentation, retransmission), resp.c
  * (responder), comp.c (ACK/response processing and completion).
@@ -133,6 +144,7 @@ enum softrc_core_err {
 	SOFTRC_E_FULL	= -1,	/* ring full */
 	SOFTRC_E_INVAL	= -2,	/* bad opcode or length */
 	SOFTRC_E_STATE	= -3,	/* QP in ERROR: nothing queued */
+	SOFTRC_E_MEM	= -4,	/* ops: memory no longer valid */
 };
 
 /* Memory access rights asked of ops->mr_check (as IB_ACCESS_REMOTE_*). */
@@ -226,6 +238,10 @@ enum softrc_res_type {
  * @orig:	ATOMIC: original value returned
  * @sent:	its response has gone out completely at least once (until
  *		then the requester cannot have it: see max_dest_rd_atomic)
+ * @pin:	READ: the pin of the R_Key check (ops->mr_check), NULL if
+ *		none; held while the slot holds the READ (replays read
+ *		through it), released when the slot is reused or the QP
+ *		enters ERROR or is reset
  *
  * A resource lives from its READ/ATOMIC until max_dest_rd_atomic newer
  * ones replace it or its last PSN leaves the 2^23 duplicate window
@@ -241,6 +257,7 @@ struct softrc_rd_res {
 	u32 len;
 	u64 orig;
 	bool sent;
+	void *pin;
 };
 
 /* Where a payload lives or goes (the engine never touches bytes). */
@@ -248,7 +265,7 @@ enum softrc_buf_kind {
 	SOFTRC_BUF_NONE,
 	SOFTRC_BUF_SEND_WQE,	/* the SGEs of send slot @slot, at @addr */
 	SOFTRC_BUF_RECV_WQE,	/* the SGEs of receive slot @slot, at @addr */
-	SOFTRC_BUF_MR,		/* remote-accessible memory @rkey, VA @addr */
+	SOFTRC_BUF_MR,		/* memory @rkey approved as @pin, VA @addr */
 };
 
 /**
@@ -258,6 +275,8 @@ enum softrc_buf_kind {
  * @rkey:	for MR
  * @addr:	byte offset into the WQE's SGE list, or VA for MR
  * @len:	bytes
+ * @pin:	for MR: the pin ops->mr_check returned for @rkey; the glue
+ *		accesses the memory through it, never by looking @rkey up
  */
 struct softrc_buf {
 	u8 kind;
@@ -265,6 +284,7 @@ struct softrc_buf {
 	u32 rkey;
 	u64 addr;
 	u32 len;
+	void *pin;
 };
 
 #define SOFTRC_CQE_RECV		BIT(0)	/* receive queue completion */
@@ -304,13 +324,24 @@ enum softrc_timer_id {
  * @xmit:	send one packet: @pkt holds every header field (the glue
  *		serialises it with softrc_build_hdrs()), @payload says where
  *		its pkt->payload_len bytes come from (kind NONE if none).
+ *		Returns 0 (sent, or dropped for a transient reason the
+ *		retransmission covers), or SOFTRC_E_MEM: the payload's memory
+ *		is no longer valid (deregistered, invalidated), nothing was
+ *		sent and the engine fails the message.
  * @mr_check:	may @len bytes at (@rkey, @va) be accessed with @access
- *		(SOFTRC_ACCESS_*)? 0 = yes, else a remote access error.
+ *		(SOFTRC_ACCESS_*)? 0 = yes, and *@pin is a reference on what
+ *		the check approved (never NULL), which every later use names
+ *		(struct softrc_buf.pin, ops->atomic) and which the engine
+ *		releases with exactly one ops->key_put; else a remote access
+ *		error and no pin.
+ * @key_put:	release a pin ops->mr_check returned.
  * @place:	copy @dst->len bytes of the received packet @rx, starting at
- *		byte @pkt_off from its BTH, to @dst.
- * @atomic:	perform the 8-byte atomic at (@rkey, @va) (already checked);
- *		return the original value.
- * @atomic_result: store an ATOMIC's original value into send slot @slot.
+ *		byte @pkt_off from its BTH, to @dst; 0, or SOFTRC_E_MEM if the
+ *		memory is no longer valid (the engine fails the message).
+ * @atomic:	perform the 8-byte atomic at @va through @pin (checked);
+ *		*@orig = the original value; 0, or SOFTRC_E_MEM.
+ * @atomic_result: store an ATOMIC's original value into send slot @slot;
+ *		0, or SOFTRC_E_MEM.
  * @invalidate:	invalidate @rkey (SEND_WITH_INV); 0 = done.
  * @local:	execute the local WQE (LOCAL_INV, BIND_MW, REG_MR) of send slot
  *		@slot;
@@ -323,14 +354,16 @@ enum softrc_timer_id {
  * @qp_error:	the QP has entered ERROR (all WQEs already flushed).
  */
 struct softrc_core_ops {
-	void (*xmit)(void *ctx, const struct softrc_pkt *pkt,
-		     const struct softrc_buf *payload);
-	int (*mr_check)(void *ctx, u32 rkey, u64 va, u32 len, u32 access);
-	void (*place)(void *ctx, const struct softrc_buf *dst, void *rx,
-		      u32 pkt_off);
-	u64 (*atomic)(void *ctx, u32 rkey, u64 va, bool cmp_swap, u64 swap_add,
-		      u64 compare);
-	void (*atomic_result)(void *ctx, u32 slot, u64 orig);
+	int (*xmit)(void *ctx, const struct softrc_pkt *pkt,
+		    const struct softrc_buf *payload);
+	int (*mr_check)(void *ctx, u32 rkey, u64 va, u32 len, u32 access,
+			void **pin);
+	void (*key_put)(void *ctx, void *pin);
+	int (*place)(void *ctx, const struct softrc_buf *dst, void *rx,
+		     u32 pkt_off);
+	int (*atomic)(void *ctx, void *pin, u64 va, bool cmp_swap,
+		      u64 swap_add, u64 compare, u64 *orig);
+	int (*atomic_result)(void *ctx, u32 slot, u64 orig);
 	int (*invalidate)(void *ctx, u32 rkey);
 	u8 (*local)(void *ctx, u32 slot);
 	void (*complete)(void *ctx, const struct softrc_cqe *cqe);
@@ -433,7 +466,8 @@ struct softrc_core_storage {
 	X(credit_stalls)	/* a receive-consuming WQE waited for credit */ \
 	X(credit_probes)	/* limited-WQE single-packet probes */ \
 	X(local_ops)		/* LOCAL_INV / BIND_MW / REG_MR run */	\
-	X(local_errors)		/* ... of which failed */
+	X(local_errors)		/* ... of which failed */		\
+	X(mem_errors)		/* memory gone between check and use */
 
 #define SOFTRC__CNT_FIELD(n) u64 n;
 struct softrc_core_counters {
@@ -538,6 +572,8 @@ struct softrc_req {
  * @res_next:	next responder resource to (re)use
  * @va:		open WRITE: where the next byte goes
  * @rkey:	open WRITE: its R_Key
+ * @pin:	open WRITE: the pin of its R_Key check, released when the
+ *		context closes (LAST) or the QP enters ERROR or is reset
  * @remaining:	open WRITE: bytes still expected
  * @offset:	open SEND: bytes placed in the receive WQE so far
  * @rd_tx:	responder resource whose response goes out next
@@ -567,6 +603,7 @@ struct softrc_resp {
 	u32 res_next;
 	u64 va;
 	u32 rkey;
+	void *pin;
 	u32 remaining;
 	u32 offset;
 	u32 rd_tx;
@@ -629,6 +666,7 @@ void softrc_core_rx_flush(struct softrc_core_qp *qp);
 void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
 		       u64 now);
 void softrc_core_set_error(struct softrc_core_qp *qp);
+void softrc_core_release(struct softrc_core_qp *qp);
 bool softrc_core_idle(const struct softrc_core_qp *qp);
 void softrc_core_sq_drain(struct softrc_core_qp *qp, bool on);
 bool softrc_core_sq_drained(const struct softrc_core_qp *qp);
@@ -659,6 +697,7 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 /* internal, shared by the stage files */
 void softrc_qp_enter_error(struct softrc_core_qp *qp);
 void softrc_resp_res_release_all(struct softrc_core_qp *qp);
+void softrc_resp_release_pins(struct softrc_core_qp *qp);
 void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
 			 u64 deadline);
 void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn);

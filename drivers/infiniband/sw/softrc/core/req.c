@@ -363,8 +363,13 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	if (!req->deadline[SOFTRC_TIMER_RETRY])
 		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
 				    softrc_req_timeout(qp, now));
+	if (qp->ops->xmit(qp->ctx, &pkt, &pl)) {
+		/* the payload's memory went away after the post */
+		qp->cnt.mem_errors++;
+		softrc_comp_fail_at(qp, pkt.psn, SOFTRC_WC_LOC_PROT_ERR);
+		return;
+	}
 	qp->cnt.tx_pkts++;
-	qp->ops->xmit(qp->ctx, &pkt, &pl);
 }
 
 /*

@@ -47,7 +47,21 @@
  *    oldest first and retired once their PSNs leave the duplicate window;
  *    a READ/ATOMIC with no resource configured, or one that would recycle
  *    a resource whose response has not gone out once (the requester then
- *    has more outstanding than max_dest_rd_atomic), is an invalid request.
+ *    has more outstanding than max_dest_rd_atomic), is an invalid request;
+ *  - keys: a WRITE, READ or ATOMIC R_Key is checked once per message
+ *    (ops->mr_check) and the pin it returns is what every later access
+ *    goes through: the open WRITE context holds it until LAST, a READ
+ *    resource until it is released (replays included), an ATOMIC only
+ *    while it executes; every pin is dropped once, through
+ *    softrc_resp_res_release() / softrc_resp_write_end(), and all of them
+ *    when the QP enters ERROR or is reset;
+ *  - memory that went away between the check and a use fails the message
+ *    (AETH NAK codes of seed 004: 0x82 remote access, 0x83 remote
+ *    operational; as rxe): a WRITE, ATOMIC or READ (response
+ *    or replay) is NAKed remote access; a SEND whose receive buffer is
+ *    gone is NAKed remote operational error and its receive completes
+ *    LOC_PROT_ERR (a responder-side local problem the requester did not
+ *    cause). Never an ACK, never zeros for READ data.
  */
 #include "qp.h"
 
@@ -109,14 +123,17 @@ static void softrc_resp_pkt_init(struct softrc_core_qp *qp,
 	pkt->syndrome = softrc_resp_ack_syndrome(qp);
 }
 
-static void softrc_resp_xmit(struct softrc_core_qp *qp,
-			     const struct softrc_pkt *pkt,
-			     const struct softrc_buf *pl)
+/* 0, or SOFTRC_E_MEM: @pl's memory is gone and nothing was sent. */
+static int softrc_resp_xmit(struct softrc_core_qp *qp,
+			    const struct softrc_pkt *pkt,
+			    const struct softrc_buf *pl)
 {
 	static const struct softrc_buf none = { .kind = SOFTRC_BUF_NONE };
 
+	if (qp->ops->xmit(qp->ctx, pkt, pl ? pl : &none))
+		return SOFTRC_E_MEM;
 	qp->cnt.tx_pkts++;
-	qp->ops->xmit(qp->ctx, pkt, pl ? pl : &none);
+	return 0;
 }
 
 static void softrc_resp_send_aeth(struct softrc_core_qp *qp, u8 syndrome,
@@ -281,6 +298,17 @@ static void softrc_resp_fail(struct softrc_core_qp *qp,
 	softrc_resp_send_fatal(qp);
 }
 
+/* The open WRITE's pin is done with (LAST, RNR'd ONLY, new context). */
+static void softrc_resp_write_end(struct softrc_core_qp *qp)
+{
+	void *pin = qp->resp.pin;
+
+	qp->resp.pin = NULL;
+	if (pin)
+		qp->ops->key_put(qp->ctx, pin);
+}
+
+
 /* No receive WQE: RNR NAK with our min_rnr_timer [004 5.3]. */
 static void softrc_resp_rnr(struct softrc_core_qp *qp)
 {
@@ -364,8 +392,13 @@ static void softrc_resp_send_data(struct softrc_core_qp *qp,
 				 SOFTRC_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	if (dst.len)
-		qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off);
+	if (dst.len && qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off)) {
+		/* the receive buffer went away after it was posted */
+		qp->cnt.mem_errors++;
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_OP_ERR,
+				 SOFTRC_WC_LOC_PROT_ERR);
+		return;
+	}
 	resp->offset += dst.len;
 	if (softrc_pkt_has(pkt, SOFTRC_OPF_LAST))
 		softrc_resp_complete_recv(qp, SOFTRC_WC_SUCCESS, pkt,
@@ -397,6 +430,7 @@ static void softrc_resp_write_data(struct softrc_core_qp *qp,
 		.rkey = resp->rkey,
 		.addr = resp->va,
 		.len = pkt->payload_len,
+		.pin = resp->pin,
 	};
 
 	/* the context closes exactly at LAST [003] */
@@ -409,11 +443,18 @@ static void softrc_resp_write_data(struct softrc_core_qp *qp,
 	/* WRITE with immediate consumes a receive WQE at LAST/ONLY */
 	if (last && softrc_pkt_has(pkt, SOFTRC_OPF_RECV) &&
 	    resp->rq_head == resp->rq_tail) {
+		if (resp->state == SOFTRC_RESP_IDLE)
+			softrc_resp_write_end(qp);	/* ONLY: checked again */
 		softrc_resp_rnr(qp);
 		return;
 	}
-	if (dst.len)
-		qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off);
+	if (dst.len && qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off)) {
+		qp->cnt.mem_errors++;
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		return;
+	}
+	if (last)
+		softrc_resp_write_end(qp);
 	resp->va += dst.len;
 	resp->remaining -= dst.len;
 	if (last && softrc_pkt_has(pkt, SOFTRC_OPF_RECV))
@@ -434,10 +475,12 @@ static void softrc_resp_start_write(struct softrc_core_qp *qp,
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
+	softrc_resp_write_end(qp);
 	/* one bounds/permission check covers the whole message [003 step 5] */
 	if (pkt->dma_len && qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va,
 					      pkt->dma_len,
-					      SOFTRC_ACCESS_REMOTE_WRITE)) {
+					      SOFTRC_ACCESS_REMOTE_WRITE,
+					      &resp->pin)) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
 		return;
 	}
@@ -522,7 +565,8 @@ static u32 softrc_resp_res_oldest(const struct softrc_core_qp *qp)
 }
 
 /*
- * Release the oldest live resource. Every resource leaves through here:
+ * Release the oldest live resource, and its READ pin. Every resource
+ * leaves through here:
  * recycled for a new READ/ATOMIC, retired out of the duplicate window,
  * or all of them (ERROR, a new max_dest_rd_atomic). A response of it
  * still queued is abandoned (it is then at the head of the queue: the
@@ -535,6 +579,8 @@ static void softrc_resp_res_release(struct softrc_core_qp *qp)
 
 	if (resp->rd_pend && resp->rd_tx == i)
 		softrc_resp_rd_next(qp);
+	if (qp->st.res[i].pin)
+		qp->ops->key_put(qp->ctx, qp->st.res[i].pin);
 	memset(&qp->st.res[i], 0, sizeof(qp->st.res[i]));
 	resp->res_live--;
 }
@@ -543,6 +589,13 @@ void softrc_resp_res_release_all(struct softrc_core_qp *qp)
 {
 	while (qp->resp.res_live)
 		softrc_resp_res_release(qp);
+}
+
+/* ERROR or reset: drop the WRITE context's and every resource's pin. */
+void softrc_resp_release_pins(struct softrc_core_qp *qp)
+{
+	softrc_resp_write_end(qp);
+	softrc_resp_res_release_all(qp);
 }
 
 /*
@@ -638,6 +691,19 @@ static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
 	softrc_resp_xmit(qp, &pkt, NULL);
 }
 
+/*
+ * The memory a READ (or its replay) reads is gone: NAK remote access at
+ * the response PSN that could not be sent, and enter ERROR.
+ */
+static void softrc_resp_read_gone(struct softrc_core_qp *qp, u32 psn)
+{
+	qp->cnt.mem_errors++;
+	qp->cnt.rem_access_naks_sent++;
+	softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS,
+			      psn);
+	softrc_qp_enter_error(qp);
+}
+
 /* Send READ response packet rd_psn of resource rd_tx, advance the cursor. */
 static void softrc_resp_read_one(struct softrc_core_qp *qp,
 				 struct softrc_rd_res *res)
@@ -656,13 +722,17 @@ static void softrc_resp_read_one(struct softrc_core_qp *qp,
 		    SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE;
 	softrc_resp_pkt_init(qp, &pkt, op, resp->rd_psn);
 	pl.rkey = res->rkey;
+	pl.pin = res->pin;
 	pl.addr = res->va + (u64)k * qp->attr.pmtu;
 	pl.len = last ? res->len - (u32)((u64)k * qp->attr.pmtu) :
 		 qp->attr.pmtu;
 	if (!pl.len)
 		pl.kind = SOFTRC_BUF_NONE;
 	pkt.payload_len = pl.len;
-	softrc_resp_xmit(qp, &pkt, &pl);
+	if (softrc_resp_xmit(qp, &pkt, &pl)) {
+		softrc_resp_read_gone(qp, resp->rd_psn);
+		return;
+	}
 	if (last) {
 		res->sent = true;
 		softrc_resp_rd_next(qp);
@@ -703,6 +773,7 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 	struct softrc_resp *resp = &qp->resp;
 	u32 len = pkt->dma_len, npkts = softrc_read_npkts(len, qp->attr.pmtu);
 	struct softrc_rd_res *res;
+	void *pin = NULL;
 	u32 i;
 
 	/* C9-94: at most 2^31 bytes; at most half the PSN window */
@@ -713,7 +784,7 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 		return;
 	}
 	if (len && qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va, len,
-				     SOFTRC_ACCESS_REMOTE_READ)) {
+				     SOFTRC_ACCESS_REMOTE_READ, &pin)) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
 		return;
 	}
@@ -728,6 +799,7 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 	res->va = pkt->va;
 	res->rkey = pkt->rkey;
 	res->len = len;
+	res->pin = pin;
 	softrc_resp_rd_queue(qp, i, res->psn);
 	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
@@ -737,7 +809,9 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 {
 	struct softrc_resp *resp = &qp->resp;
 	struct softrc_rd_res *res;
-	u64 orig;
+	void *pin = NULL;
+	u64 orig = 0;
+	int err;
 	u32 i;
 
 	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_ATOMIC) ||
@@ -746,14 +820,20 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 		return;
 	}
 	if (qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va, 8,
-			      SOFTRC_ACCESS_REMOTE_ATOMIC)) {
+			      SOFTRC_ACCESS_REMOTE_ATOMIC, &pin)) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
 		return;
 	}
 	softrc_resp_ack_before(qp);
-	orig = qp->ops->atomic(qp->ctx, pkt->rkey, pkt->va,
-			       pkt->opcode == SOFTRC_OP_COMPARE_SWAP,
-			       pkt->swap_add, pkt->compare);
+	err = qp->ops->atomic(qp->ctx, pin, pkt->va,
+			      pkt->opcode == SOFTRC_OP_COMPARE_SWAP,
+			      pkt->swap_add, pkt->compare, &orig);
+	qp->ops->key_put(qp->ctx, pin);	/* a replay sends the saved value */
+	if (err) {
+		qp->cnt.mem_errors++;
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		return;
+	}
 	resp->msn = softrc_psn_add(resp->msn, 1);
 	softrc_resp_epsn_add(qp, 1);
 	i = softrc_resp_res_alloc(qp);
