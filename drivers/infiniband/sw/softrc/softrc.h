@@ -54,6 +54,10 @@ enum softrc_limits {
  *		(ib_device_set_netdev) from registration until unregistration
  *		has fenced off every verb, so verbs may dereference it
  * @list:	entry in the module's device list (softrc_dev_list_lock)
+ * @ndev_gone:	@ndev sent NETDEV_UNREGISTER: from then on the pointer may
+ *		outlive the netdev (the core drops its reference before
+ *		dealloc_driver), so lookups by netdev must not match it
+ *		(set under softrc_dev_list_lock; RCU readers use READ_ONCE)
  * @port_state:	last state reported to the RDMA core (softrc_dev_list_lock)
  * @num_pd:	PDs allocated, bounded by SOFTRC_MAX_PD
  * @mr_xa:	MRs and MWs by key >> 8: one key space (mr.c; RCU lookups)
@@ -69,6 +73,7 @@ struct softrc_dev {
 	struct ib_device ib_dev;
 	struct net_device *ndev;
 	struct list_head list;
+	bool ndev_gone;
 	enum ib_port_state port_state;
 	atomic_t num_pd;
 	struct xarray mr_xa;
