@@ -26,7 +26,8 @@
 #   loop:  user nobody, from 10.0.0.1 (the QPs' own address, so the
 #          address check alone would pass it) to 10.0.0.1 over lo
 #                                                    -> rx_drop_loopback
-# and, as a control, two duplicate SENDs from the right peer with P_Key
+# Also (review H1): rc_verify over IPv6 with a flow label above 20 bits.
+# And, as a control, two duplicate SENDs from the right peer with P_Key
 # 0xffff and 0x7fff (limited member; the QP is a full member) must reach
 # the engine (rx_pkts +2, dup_requests +2): the ICRC and the checks are
 # right, not just dropping everything.
@@ -59,6 +60,18 @@ for q in json.load(sys.stdin):
         break
 else:
     sys.exit(1)' "$1" "$2"
+}
+
+# gid6_index DEV IPV6: the RoCE v2 GID index of an IPv6 address
+gid6_index() {
+	local want n
+	want=$(/usr/bin/python3 -c 'import ipaddress, sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2")
+	for n in $(seq 0 15); do
+		[ "$(cat "/sys/class/infiniband/$1/ports/1/gids/$n" 2>/dev/null)" = "$want" ] &&
+			[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$n" 2>/dev/null)" = "RoCE v2" ] &&
+			{ echo "$n"; return 0; }
+	done
+	return 1
 }
 
 # settle DEV...: wait until the devices' rx_pkts stop moving (1 s)
@@ -178,6 +191,17 @@ if topo_up wire; then
 	fi
 	check "wire: no packet of the victim went through lo (rx_drop_loopback on $DEV_A = 0)" \
 		test "$(counter "$DEV_A" rx_drop_loopback)" = 0
+	# H1: a flow label wider than 20 bits, as modify_qp takes it, must
+	# not reach the IPv6 header's version and traffic class
+	$RUN_A ip -6 addr add fd02::1/64 dev va nodad
+	$RUN_B ip -6 addr add fd02::2/64 dev vb nodad
+	if wait_until 10 gid6_index "$DEV_A" fd02::1 && wait_until 10 gid6_index "$DEV_B" fd02::2; then
+		GID_A=$(gid6_index "$DEV_A" fd02::1) GID_B=$(gid6_index "$DEV_B" fd02::2)
+		rc_pair "wire: IPv6 QP path with flow label 0xfff12345 (masked to 20 bits)" \
+			-n 50 -T 60 -r 3 -L 0xfff12345
+	else
+		not_ok "wire: IPv6 GIDs fd02::1 and fd02::2"
+	fi
 else
 	not_ok "wire: topology up"
 fi
