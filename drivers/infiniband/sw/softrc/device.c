@@ -19,23 +19,12 @@
  * dealloc_driver, just before the RDMA core frees it.
  */
 #include <linux/if_arp.h>
-#include <linux/delay.h>
 #include <linux/if_vlan.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 
 #include "softrc.h"
 #include "net.h"
-
-/*
- * Test hook: dealloc_driver sleeps this long before it takes the device
- * off the lists, widening the window in which the RDMA core has already
- * dropped its netdev reference (selftests/vm/ndev_reuse.sh).
- */
-static unsigned int softrc_dealloc_delay_ms;
-module_param_named(test_dealloc_delay_ms, softrc_dealloc_delay_ms, uint, 0644);
-MODULE_PARM_DESC(test_dealloc_delay_ms,
-		 "testing: delay in dealloc_driver before the device leaves the lists (ms)");
 
 static DEFINE_MUTEX(softrc_link_mutex);
 static DEFINE_MUTEX(softrc_dev_list_lock);
@@ -225,10 +214,7 @@ out_unlock:
 void softrc_dev_dealloc(struct ib_device *ibdev)
 {
 	struct softrc_dev *sdev = to_sdev(ibdev);
-	unsigned int delay = READ_ONCE(softrc_dealloc_delay_ms);
 
-	if (delay)
-		msleep(delay);
 	mutex_lock(&softrc_dev_list_lock);
 	list_del_init(&sdev->list);
 	mutex_unlock(&softrc_dev_list_lock);
