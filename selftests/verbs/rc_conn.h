@@ -24,6 +24,7 @@ struct rc_conn {
 	uint8_t timeout;
 	uint8_t retry_cnt;
 	uint8_t rnr_retry;
+	uint32_t flow_label;	/* RTR: GRH flow label, as given */
 };
 
 /* 0, or the state whose transition failed (errno set by libibverbs). */
@@ -49,6 +50,7 @@ int rc_qp_to_rts(struct ibv_qp *qp, const struct rc_conn *c)
 	a.ah_attr.grh.dgid = c->dgid;
 	a.ah_attr.grh.sgid_index = c->sgid_index;
 	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.flow_label = c->flow_label;
 	a.ah_attr.port_num = 1;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |

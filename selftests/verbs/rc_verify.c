@@ -93,6 +93,7 @@ struct opts {
 	enum inv_mode inv;
 	bool verbose;
 	bool rxe_quirks;
+	uint32_t flow_label;
 };
 
 static struct opts o = {
@@ -524,7 +525,7 @@ static void connect_qp(const struct qpinfo *peer)
 		.rq_psn = peer->psn, .sq_psn = c.psn, .rd_atomic = rd,
 		.min_rnr_timer = (uint8_t)o.rnr_timer,
 		.timeout = (uint8_t)o.timeout, .retry_cnt = (uint8_t)o.retry,
-		.rnr_retry = (uint8_t)o.rnr_retry,
+		.rnr_retry = (uint8_t)o.rnr_retry, .flow_label = o.flow_label,
 	};
 	int st;
 
@@ -1617,6 +1618,7 @@ static void usage(void)
 	     "     badrkey oob noaccess-write noaccess-read noaccess-atomic\n"
 	     "     unreachable rnr state destroy\n"
 	     "  -i MODE    SEND_WITH_INV target: auto (memory windows if any) mw mr off\n"
+	     "  -L LABEL   GRH flow label given to modify_qp, as is (0)\n"
 	     "  -Q         server on Linux rxe 6.1: accept its kernel-valued\n"
 	     "             IB_WC_WITH_INVALIDATE flag in user CQEs");
 	exit(2);
@@ -1639,7 +1641,7 @@ int main(int argc, char **argv)
 {
 	int ch, i;
 
-	while ((ch = getopt(argc, argv, "sd:g:p:n:S:M:m:u:r:R:T:e:i:vQh")) != -1) {
+	while ((ch = getopt(argc, argv, "sd:g:p:n:S:M:m:u:r:R:T:e:i:L:vQh")) != -1) {
 		switch (ch) {
 		case 's': o.server = true; break;
 		case 'd': o.dev = optarg; break;
@@ -1667,6 +1669,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v': o.verbose = true; break;
 		case 'Q': o.rxe_quirks = true; break;
+		case 'L': o.flow_label = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
 	}

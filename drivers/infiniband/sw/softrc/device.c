@@ -57,7 +57,7 @@ static struct softrc_dev *softrc_dev_find(struct net_device *ndev)
 
 	lockdep_assert_held(&softrc_dev_list_lock);
 	list_for_each_entry(sdev, &softrc_dev_list, list)
-		if (sdev->ndev == ndev)
+		if (sdev->ndev == ndev && !sdev->ndev_gone)
 			return sdev;
 	return NULL;
 }
@@ -95,6 +95,7 @@ static int softrc_dev_register(struct softrc_dev *sdev, const char *name,
 	int err;
 
 	sdev->ndev = ndev;
+	sdev->ndev_gone = false;
 	sdev->port_state = IB_PORT_NOP;
 	softrc_caps_get(&sdev->caps);
 	atomic_set(&sdev->num_pd, 0);
@@ -280,6 +281,14 @@ static int softrc_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		/*
+		 * The netdev is freed once the RDMA core drops its reference,
+		 * before dealloc_driver takes sdev off the lists: never match
+		 * this pointer again, it may come back as a new netdev. Its
+		 * free follows an RCU grace period (synchronize_net after the
+		 * notifiers), so no receive-path reader still sees it unset.
+		 */
+		WRITE_ONCE(sdev->ndev_gone, true);
 		softrc_netdev_gone(sdev);
 		break;
 	case NETDEV_UP:

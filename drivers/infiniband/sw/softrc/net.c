@@ -11,17 +11,19 @@
  *    device's QPN xarray (RCU + reference), then runs the engine under the
  *    QP lock, flushes the coalesced ACK and lets the requester transmit.
  *  - softrc_self_rcv: tasklet (softirq), the same receive path for the
- *    packets a device sends to itself, which never enter the IP stack.
+ *    packets softrc devices of one namespace send to each other (or a
+ *    device to itself), which never enter the IP stack.
  *  - softrc_net_xmit: with a QP lock held (engine callback), process
  *    context with BH off or softirq; builds IP + UDP + RoCE headers in one
  *    linear skb, computes the ICRC over the final IP header (the IPv4 ID
  *    is not masked by it) and adds the packet to the QP's transmit batch;
  *    softrc_net_flush, also under the QP lock, hands the batch to
  *    ip_local_out / ip6_local_out, which resolve the neighbour and queue
- *    it (see "Transmit batches" below). A packet to the sending device's
- *    own address (client and server on one device) goes to that device's
- *    self queue instead; one to another local device's address takes the
- *    local route through `lo` to our socket.
+ *    it (see "Transmit batches" below). A packet to a local address (the
+ *    sending device's own, or another softrc device's of this namespace)
+ *    goes to the self queue of the device owning it instead, never
+ *    through `lo`: whatever arrives over a loopback netdev came from some
+ *    local socket, and is dropped.
  *
  * Touches: sockets, skbs, the device list of a namespace, QPs through
  * qp.h and the engine.
@@ -72,31 +74,47 @@ static struct softrc_net **softrc_net_slot(struct net *net)
 
 /* ---- receive --------------------------------------------------------- */
 
-/* The netdev a packet was addressed to: loopback packets come via `lo`. */
-static struct net_device *softrc_rx_netdev(struct sk_buff *skb, bool ipv6)
+/* The netdev a packet arrived on (a VLAN's real device). */
+static struct net_device *softrc_rx_netdev(struct sk_buff *skb)
 {
 	struct net_device *dev = skb->dev;
 
-	if (!dev)
-		return NULL;
-	if (is_vlan_dev(dev))
+	if (dev && is_vlan_dev(dev))
 		dev = vlan_dev_real_dev(dev);
-	if (!(dev->flags & IFF_LOOPBACK))
-		return dev;
-	if (ipv6)
-		return ipv6_dev_find(dev_net(dev), &ipv6_hdr(skb)->daddr, NULL);
-	return __ip_dev_find(dev_net(dev), ip_hdr(skb)->daddr, false);
+	return dev;
 }
 
+/* The device of @snet on @ndev, NULL if none (or its netdev is leaving). */
 static struct softrc_dev *softrc_rx_dev(struct softrc_net *snet,
 					struct net_device *ndev)
 {
 	struct softrc_dp *dp;
 
+	if (!ndev)
+		return NULL;
 	list_for_each_entry_rcu(dp, &snet->devs, node)
-		if (dp->sdev->ndev == ndev)
+		if (dp->sdev->ndev == ndev && !READ_ONCE(dp->sdev->ndev_gone))
 			return dp->sdev;
 	return NULL;
+}
+
+/*
+ * The device of @snet whose netdev (or one of its VLANs) has the local
+ * address @addr (IPv4 in addr->s6_addr32[3] unless @ipv6). Caller in RCU.
+ */
+static struct softrc_dev *softrc_addr_dev(struct softrc_net *snet,
+					  struct net *net, bool ipv6,
+					  const struct in6_addr *addr)
+{
+	struct net_device *ndev;
+
+	if (ipv6)
+		ndev = ipv6_dev_find(net, addr, NULL);
+	else
+		ndev = __ip_dev_find(net, addr->s6_addr32[3], false);
+	if (ndev && is_vlan_dev(ndev))
+		ndev = vlan_dev_real_dev(ndev);
+	return softrc_rx_dev(snet, ndev);
 }
 
 /*
@@ -196,34 +214,89 @@ static bool softrc_rx_icrc_ok(struct sk_buff *skb, bool ipv6)
 	return t && softrc_icrc_final(crc) == softrc_icrc_get(t);
 }
 
-/* Run one parsed packet through the QP's engine. */
+/*
+ * P_Keys match when their low 15 bits are equal and not zero, and at
+ * least one of the two is a full member (bit 15); two limited members
+ * may not talk (IBTA Vol 1 ch. 10.9, partition key matching).
+ */
+static bool softrc_pkey_match(u16 a, u16 b)
+{
+	return (a & 0x7fff) && (a & 0x7fff) == (b & 0x7fff) &&
+	       ((a | b) & 0x8000);
+}
+
+/*
+ * Packet association: an RC packet belongs to @qp only if it was sent
+ * from the QP's peer (its AV's destination) to the QP's own address (its
+ * source GID) in the QP's IP family, and its BTH P_Key matches the QP's.
+ * The BTH DestQP alone is guessable (rdma res show qp is unprivileged).
+ * A few word compares against the path modify_qp(RTR) resolved.
+ * Return: SOFTRC_DEVCNT_NR if @skb may reach the engine, else the
+ * counter to drop it with.
+ */
+static enum softrc_dev_counter softrc_rx_assoc(const struct softrc_qp *qp,
+					       const struct sk_buff *skb,
+					       bool ipv6,
+					       const struct softrc_bth *bth)
+{
+	const struct softrc_path *av = &qp->av;
+
+	lockdep_assert_held(&qp->lock);
+	if (av->ipv6 != ipv6)
+		return SOFTRC_DEVCNT_rx_drop_addr;
+	if (ipv6) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		if (!ipv6_addr_equal(&ip6h->saddr, &av->daddr.v6) ||
+		    !ipv6_addr_equal(&ip6h->daddr, &av->saddr.v6))
+			return SOFTRC_DEVCNT_rx_drop_addr;
+	} else {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (iph->saddr != av->daddr.v4 || iph->daddr != av->saddr.v4)
+			return SOFTRC_DEVCNT_rx_drop_addr;
+	}
+	if (!softrc_pkey_match(softrc_bth_pkey(bth), qp->core.attr.pkey))
+		return SOFTRC_DEVCNT_rx_drop_pkey;
+	return SOFTRC_DEVCNT_NR;
+}
+
+/*
+ * Run one packet through the QP's engine: @status is softrc_parse()'s
+ * verdict on @pkt. Nothing reaches the engine, not even a malformed
+ * packet's NAK, before the QP's state and the packet's association are
+ * checked.
+ */
 static void softrc_rx_qp(struct softrc_qp *qp, struct sk_buff *skb,
-			 const struct softrc_pkt *pkt)
+			 const struct softrc_bth *bth, bool ipv6,
+			 const struct softrc_pkt *pkt, int status)
 {
 	struct softrc_rx rx = { .skb = skb, .bth_off = sizeof(struct udphdr) };
+	struct softrc_dev *sdev = qp->sdev;
+	enum softrc_dev_counter drop;
 
 	spin_lock(&qp->lock);
-	if (!softrc_qp_rx_ok(qp)) {
-		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_drop_state);
+	if (!softrc_qp_rx_ok(qp))
+		drop = SOFTRC_DEVCNT_rx_drop_state;
+	else
+		drop = softrc_rx_assoc(qp, skb, ipv6, bth);
+	if (drop != SOFTRC_DEVCNT_NR) {
+		softrc_dev_count(sdev, drop);
+	} else if (status) {
+		if (status < SOFTRC_PARSE_NR)
+			atomic64_inc(&sdev->dp->parse_rej[status]);
+		/* a malformed packet with a valid BTH: the engine may NAK it */
+		if (status > SOFTRC_PARSE_RESV7_SET) {
+			softrc_core_rx_invalid(&qp->core, pkt);
+			softrc_core_rx_flush(&qp->core);
+			softrc_qp_run_tx(qp);
+		}
 	} else {
 		if (softrc_pkt_has(pkt, SOFTRC_OPF_RECV))
 			softrc_qp_rq_refill(qp);
 		qp->rx_se = pkt->se;
 		softrc_core_rx(&qp->core, pkt, &rx, softrc_now());
 		qp->rx_se = false;
-		softrc_core_rx_flush(&qp->core);
-		softrc_qp_run_tx(qp);
-	}
-	spin_unlock(&qp->lock);
-	softrc_qp_drain_comps(qp);
-}
-
-/* A malformed packet with a valid BTH: the engine may NAK it. */
-static void softrc_rx_invalid(struct softrc_qp *qp, const struct softrc_pkt *pkt)
-{
-	spin_lock(&qp->lock);
-	if (softrc_qp_rx_ok(qp)) {
-		softrc_core_rx_invalid(&qp->core, pkt);
 		softrc_core_rx_flush(&qp->core);
 		softrc_qp_run_tx(qp);
 	}
@@ -271,16 +344,31 @@ static bool softrc_rx_skb(struct softrc_dev *sdev, struct sk_buff *skb)
 	}
 	status = softrc_parse(bth, skb_headlen(skb) - udp, skb->len - udp,
 			      qp->pmtu, &pkt);
-	if (status) {
-		if (status < SOFTRC_PARSE_NR)
-			atomic64_inc(&sdev->dp->parse_rej[status]);
-		if (status > SOFTRC_PARSE_RESV7_SET)
-			softrc_rx_invalid(qp, &pkt);
-	} else {
-		softrc_rx_qp(qp, skb, &pkt);
-	}
+	softrc_rx_qp(qp, skb, bth, ipv6, &pkt, status);
 	softrc_qp_put(qp);
 	return !status;
+}
+
+/*
+ * A packet that came over a loopback netdev was sent by a socket of this
+ * host, and never by softrc: packets between softrc devices of one
+ * namespace take the self queue (softrc_local_xmit). Any local user can
+ * send UDP to a local address, so these are dropped, and counted on the
+ * device that owns the destination address, if any.
+ */
+static void softrc_rx_loopback(struct softrc_net *snet, struct sk_buff *skb,
+			       bool ipv6)
+{
+	struct in6_addr daddr = {};
+	struct softrc_dev *sdev;
+
+	if (ipv6)
+		daddr = ipv6_hdr(skb)->daddr;
+	else
+		daddr.s6_addr32[3] = ip_hdr(skb)->daddr;
+	sdev = softrc_addr_dev(snet, dev_net(skb->dev), ipv6, &daddr);
+	if (sdev)
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_drop_loopback);
 }
 
 /* encap_rcv: skb->data at the UDP header; 0 = consumed. */
@@ -289,9 +377,12 @@ static int softrc_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	struct softrc_net *snet = rcu_dereference_sk_user_data(sk);
 	bool ipv6 = ip_hdr(skb)->version == 6;
 	struct softrc_dev *sdev = NULL;
+	struct net_device *ndev = softrc_rx_netdev(skb);
 
-	if (snet)
-		sdev = softrc_rx_dev(snet, softrc_rx_netdev(skb, ipv6));
+	if (snet && ndev && (ndev->flags & IFF_LOOPBACK))
+		softrc_rx_loopback(snet, skb, ipv6);
+	else if (snet)
+		sdev = softrc_rx_dev(snet, ndev);
 	if (sdev && softrc_rx_skb(sdev, skb))
 		consume_skb(skb);
 	else
@@ -300,11 +391,12 @@ static int softrc_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 }
 
 /*
- * Packets a device sends to itself (client and server on one device) skip
- * the IP stack both ways, as rxe's loopback does: softrc_net_xmit queues
- * them here and this tasklet runs the receive path over them in softirq,
- * after the sender has dropped its QP lock (sender and receiver may be
- * one QP, or two QPs sending to each other). The queue is bounded; a
+ * Packets a device sends to itself (client and server on one device) or
+ * to another softrc device of its namespace skip the IP stack both ways,
+ * as rxe's loopback does: softrc_net_xmit queues them here and this
+ * tasklet runs the receive path over them in softirq, after the sender
+ * has dropped its QP lock (sender and receiver may be one QP, or two QPs
+ * sending to each other). The queue is bounded; a
  * packet beyond it is dropped and counted like a full device queue, and
  * the requester's retry recovers it.
  */
@@ -341,20 +433,25 @@ static bool softrc_to_self(const struct softrc_qp *qp)
 	return qp->av.saddr.v4 && qp->av.daddr.v4 == qp->av.saddr.v4;
 }
 
-/* @skb, IP header at skb->data, to the receive path of @sdev. */
-static void softrc_self_xmit(struct softrc_dev *sdev, struct sk_buff *skb)
+/*
+ * @skb of @from, IP header at skb->data, to the receive path of @to (the
+ * same device, or another of this namespace). Caller in RCU, which keeps
+ * @to's data path alive (softrc_net_dev_del waits for it).
+ */
+static void softrc_self_xmit(struct softrc_dev *from, struct softrc_dev *to,
+			     struct sk_buff *skb)
 {
-	struct softrc_dp *dp = sdev->dp;
+	struct softrc_dp *dp = to->dp;
 
 	if (skb_queue_len(&dp->self_q) >= SOFTRC_SELF_QLEN) {
 		kfree_skb(skb);
-		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_xmit);
+		softrc_dev_count(from, SOFTRC_DEVCNT_tx_drop_xmit);
 		return;
 	}
-	skb->dev = sdev->ndev;
+	skb->dev = to->ndev;
 	__skb_pull(skb, skb_transport_offset(skb));
 	skb_queue_tail(&dp->self_q, skb);
-	softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_self);
+	softrc_dev_count(from, SOFTRC_DEVCNT_tx_self);
 	tasklet_schedule(&dp->self_task);
 }
 
@@ -606,6 +703,52 @@ static struct sk_buff *softrc_skb_build(struct softrc_qp *qp, struct net *net,
 }
 
 /*
+ * Did routing send @qp's packets to a local address (through `lo`)? Then
+ * they go straight to the softrc device of this namespace that owns it,
+ * which drops whatever does arrive over `lo` (softrc_rx_loopback).
+ */
+static bool softrc_route_local(const struct softrc_qp *qp,
+			       struct dst_entry *dst)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	if (qp->av.ipv6)
+		return ((struct rt6_info *)dst)->rt6i_flags & RTF_LOCAL;
+#endif
+	return ((struct rtable *)dst)->rt_type == RTN_LOCAL;
+}
+
+/* Build @pkt of @qp and queue it to the local device owning its daddr. */
+static int softrc_local_xmit(struct softrc_qp *qp, struct net *net,
+			     const struct softrc_pkt *pkt,
+			     const struct softrc_buf *payload)
+{
+	struct softrc_dev *sdev = qp->sdev, *to = sdev;
+	struct in6_addr daddr = {};
+	struct sk_buff *skb;
+	int err = 0;
+
+	rcu_read_lock();
+	if (!softrc_to_self(qp)) {
+		if (qp->av.ipv6)
+			daddr = qp->av.daddr.v6;
+		else
+			daddr.s6_addr32[3] = qp->av.daddr.v4;
+		to = softrc_addr_dev(sdev->dp->snet, net, qp->av.ipv6, &daddr);
+	}
+	if (!to) {
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
+	} else {
+		skb = softrc_skb_build(qp, net, to->ndev, pkt, payload);
+		if (IS_ERR(skb))
+			err = PTR_ERR(skb);
+		else if (skb)
+			softrc_self_xmit(sdev, to, skb);
+	}
+	rcu_read_unlock();
+	return err;
+}
+
+/*
  * Transmit batches. Consecutive packets of a QP leave as one skb of GSO
  * type UDP_L4 | FRAGLIST: the first packet is the head, each later one a
  * complete packet of its own on the head's frag_list (its data at its UDP
@@ -633,13 +776,11 @@ module_param_named(tx_batch, softrc_batch_enable, bool, 0644);
 MODULE_PARM_DESC(tx_batch, "send a QP's consecutive packets as one GSO skb");
 
 static int softrc_ip_out(struct softrc_qp *qp, struct net *net,
-			 struct sk_buff *skb)
+			 struct sock *sk, struct sk_buff *skb)
 {
-	struct softrc_net *snet = qp->sdev->dp->snet;
-
 	if (qp->av.ipv6)
-		return ip6_local_out(net, snet->sock6->sk, skb);
-	return ip_local_out(net, snet->sock4->sk, skb);
+		return ip6_local_out(net, sk, skb);
+	return ip_local_out(net, sk, skb);
 }
 
 /**
@@ -673,14 +814,14 @@ void softrc_net_flush(struct softrc_qp *qp)
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_batches);
 	}
-	err = softrc_ip_out(qp, dev_net(qp->sdev->ndev), skb);
+	err = softrc_ip_out(qp, dev_net(qp->sdev->ndev), b->sk, skb);
 	if (unlikely(net_xmit_eval(err)))
 		atomic64_add(segs, &qp->sdev->dp->cnt[SOFTRC_DEVCNT_tx_drop_xmit]);
 }
 
-/* Add @skb (IP header at skb->data, route @dst) to @qp's batch. */
+/* Add @skb (IP header at skb->data, route @dst, socket @sk) to @qp's batch. */
 static void softrc_batch_add(struct softrc_qp *qp, struct sk_buff *skb,
-			     struct dst_entry *dst)
+			     struct dst_entry *dst, struct sock *sk)
 {
 	struct softrc_tx_batch *b = &qp->tx_batch;
 	u32 hdrs = skb_transport_offset(skb) + sizeof(struct udphdr);
@@ -691,6 +832,7 @@ static void softrc_batch_add(struct softrc_qp *qp, struct sk_buff *skb,
 	if (!b->head) {
 		skb_dst_set(skb, dst);
 		b->head = skb;
+		b->sk = sk;
 		b->mss = skb->len - hdrs;
 		b->segs = 1;
 		return;
@@ -710,9 +852,14 @@ static void softrc_batch_add(struct softrc_qp *qp, struct sk_buff *skb,
 }
 
 /*
- * Build and send one packet of @qp (engine xmit callback). Return: 0
- * (sent, or dropped for want of a route or memory: a retransmission
- * covers it), or -EFAULT: the payload's memory is gone, nothing was sent.
+ * Build and send one packet of @qp (engine xmit callback). The tunnel
+ * socket is read once: a namespace going away clears snet->sock4/6
+ * (softrc_net_close), and the batch keeps the socket it was opened with;
+ * BH is off under the QP lock, an RCU read section that keeps the socket
+ * allocated until the batch is flushed, before the lock is dropped.
+ * Return: 0 (sent, or dropped for want of a route or memory: a
+ * retransmission covers it), or -EFAULT: the payload's memory is gone,
+ * nothing was sent.
  */
 int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		    const struct softrc_buf *payload)
@@ -720,19 +867,15 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	struct softrc_dev *sdev = qp->sdev;
 	struct softrc_net *snet = sdev->dp->snet;
 	struct net *net = dev_net(sdev->ndev);
-	struct socket *sock = qp->av.ipv6 ? snet->sock6 : snet->sock4;
+	struct socket *sock;
 	struct sk_buff *skb;
 	struct dst_entry *dst;
 
 	lockdep_assert_held(&qp->lock);
 	if (softrc_to_self(qp)) {
-		skb = softrc_skb_build(qp, net, sdev->ndev, pkt, payload);
-		if (IS_ERR(skb))
-			return PTR_ERR(skb);
-		if (skb)
-			softrc_self_xmit(sdev, skb);
-		return 0;
+		return softrc_local_xmit(qp, net, pkt, payload);
 	}
+	sock = qp->av.ipv6 ? READ_ONCE(snet->sock6) : READ_ONCE(snet->sock4);
 	if (!sock) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
 		return 0;
@@ -743,6 +886,10 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
 		return 0;
 	}
+	if (softrc_route_local(qp, dst)) {
+		dst_release(dst);
+		return softrc_local_xmit(qp, net, pkt, payload);
+	}
 	skb = softrc_skb_build(qp, net, dst->dev, pkt, payload);
 	if (IS_ERR_OR_NULL(skb)) {
 		dst_release(dst);
@@ -751,7 +898,7 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		return PTR_ERR_OR_ZERO(skb);
 	}
 	skb->ip_summed = CHECKSUM_NONE;
-	softrc_batch_add(qp, skb, dst);
+	softrc_batch_add(qp, skb, dst, sock->sk);
 	return 0;
 }
 
@@ -787,14 +934,17 @@ static struct socket *softrc_sock_open(struct net *net, struct softrc_net *snet,
 	return sock;
 }
 
+/* Unpublish the sockets first: a transmitter reads each pointer once. */
 static void softrc_net_close(struct softrc_net *snet)
 {
-	if (snet->sock4)
-		udp_tunnel_sock_release(snet->sock4);
-	if (snet->sock6)
-		udp_tunnel_sock_release(snet->sock6);
-	snet->sock4 = NULL;
-	snet->sock6 = NULL;
+	struct socket *sock4 = snet->sock4, *sock6 = snet->sock6;
+
+	WRITE_ONCE(snet->sock4, NULL);
+	WRITE_ONCE(snet->sock6, NULL);
+	if (sock4)
+		udp_tunnel_sock_release(sock4);
+	if (sock6)
+		udp_tunnel_sock_release(sock6);
 }
 
 /* The sockets of @net, created on first use. */

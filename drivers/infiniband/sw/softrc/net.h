@@ -31,11 +31,14 @@
 	X(rx_drop_short)	/* shorter than UDP + BTH + ICRC */	\
 	X(rx_drop_unknown_qp)	/* no such QP on this device */	\
 	X(rx_drop_state)	/* QP in RESET or INIT */		\
+	X(rx_drop_addr)		/* IP addresses not the QP's path */	\
+	X(rx_drop_pkey)		/* BTH P_Key does not match the QP's */	\
+	X(rx_drop_loopback)	/* arrived over a loopback netdev */	\
 	X(tx_drop_route)	/* no route to the destination */	\
 	X(tx_drop_alloc)	/* skb allocation failed */		\
 	X(tx_drop_xmit)		/* the IP stack refused the packet */	\
 	X(tx_mem_errors)	/* payload memory unreadable at TX */	\
-	X(tx_self)		/* to this device itself, not via IP */	\
+	X(tx_self)		/* to a device of this netns, not via IP */ \
 	X(tx_batches)		/* GSO batches of 2+ packets sent */	\
 	X(rx_mem_errors)	/* payload memory unwritable at RX */	\
 	X(cq_overruns)		/* CQs that overran (now in error) */	\

@@ -1089,7 +1089,7 @@ static int softrc_path_from_ah(struct softrc_qp *qp,
 	av->ipv6 = sv6;
 	av->tos = grh->traffic_class;
 	av->ttl = grh->hop_limit ? grh->hop_limit : 64;
-	av->flow_label = grh->flow_label;
+	av->flow_label = grh->flow_label & 0xfffff;
 	return 0;
 }
 

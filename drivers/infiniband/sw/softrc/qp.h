@@ -127,12 +127,16 @@ struct softrc_pwc {
  * struct softrc_tx_batch - consecutive packets of a QP sent as one skb
  * @head:	the first packet; the others hang on its frag_list
  * @tail:	the last packet on the frag_list
+ * @sk:		the tunnel socket @head leaves through, read once when the
+ *		batch is opened (a closing namespace clears the pointer;
+ *		the socket itself is freed only after an RCU grace period)
  * @mss:	UDP payload bytes of @head's own packet
  * @segs:	packets in the batch
  */
 struct softrc_tx_batch {
 	struct sk_buff *head;
 	struct sk_buff *tail;
+	struct sock *sk;
 	u32 mss;
 	u32 segs;
 };

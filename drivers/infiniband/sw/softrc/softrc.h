@@ -90,6 +90,10 @@ static inline bool softrc_count_get(atomic_t *n, u32 max)
  *		(ib_device_set_netdev) from registration until unregistration
  *		has fenced off every verb, so verbs may dereference it
  * @list:	entry in the module's device list (softrc_dev_list_lock)
+ * @ndev_gone:	@ndev sent NETDEV_UNREGISTER: from then on the pointer may
+ *		outlive the netdev (the core drops its reference before
+ *		dealloc_driver), so lookups by netdev must not match it
+ *		(set under softrc_dev_list_lock; RCU readers use READ_ONCE)
  * @port_state:	last state reported to the RDMA core (softrc_dev_list_lock)
  * @caps:	the object limits, enforced by the counters below
  * @num_pd:	PDs allocated, bounded by @caps.max_pd
@@ -110,6 +114,7 @@ struct softrc_dev {
 	struct ib_device ib_dev;
 	struct net_device *ndev;
 	struct list_head list;
+	bool ndev_gone;
 	enum ib_port_state port_state;
 	struct softrc_caps caps;
 	atomic_t num_pd;
