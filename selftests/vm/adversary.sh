@@ -1,0 +1,355 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Forged packets against live RC connections (the security review's F1,
+# F2 and F5, the protocol review's findings 4 and 5). A victim process
+# (selftests/verbs/adv_victim) holds one RC connection per case; the
+# injector (tools/inject/softrc-inject) forges RoCE v2 packets with a
+# valid ICRC from another network namespace (raw socket, any source
+# address; or a plain UDP socket from the peer's address) or from an
+# unprivileged local UDP socket. After each attack the victim checks that
+# nothing happened (no completion, its receive buffers and MRs unchanged,
+# QPs RTS) and that the connection still carries a real SEND, WRITE and
+# READ with the right data both ways. The attack must also be visible:
+# some rx_drop* counter of the victim's device moves (counter names are
+# the fixes'; any rx_drop* counts), and rx_bad_icrc stays put (the packet
+# was well formed, so the drop was a decision, not an accident).
+#
+#   wire: netns rc-a: va 10.0.0.1 (s0, victim QP A) === vb 10.0.0.2 (s1, QP B)
+#         attackers in rc-b: UDP from 10.0.0.2 (the right address) or raw
+#         with source 10.0.0.3 (a wrong one)
+#   loop: init_net: va 10.0.0.1 (s0, QPs A and B); vb moved to netns rc-x
+#         as 10.0.0.3, the attacker; the right address is 10.0.0.1 itself,
+#         which only a local socket can send from
+#
+# Cases (both topologies unless marked):
+#   control (wire): a valid SEND from the right address is delivered, once
+#     by UDP and once by raw socket (proves the injector's packets and ICRC)
+#   wrong source: SEND_ONLY PSN sweep around the expected PSN; WRITE_ONLY
+#     into the victim's remote-writable MR; READ request + FETCH_ADD
+#   wrong P_Key (wire): SEND_ONLY at the expected PSN, P_Key 0x1234
+#   stale PSNs (wire): duplicate SENDs, WRITE and FETCH_ADD with forged
+#     data from the right address: no re-execution, no data change
+#   forged NAK (InvReq, PSN of A's outstanding SEND) and forged ACK (that
+#     PSN, the next MSN) from a wrong address: ignored, the SEND completes
+#     only when the peer really takes it, QP A stays RTS
+#   unprivileged local UDP (setpriv nobody): SEND_ONLY to the device's own
+#     address at the expected PSN; loop: also a forged ACK
+#   F1: READ outstanding, its local MR deregistered and its key index
+#     re-registered: the READ response must not land in the new MR
+#   huge lengths (wire, right address, path MTU 256, a 4 GiB MR):
+#     READ dma_len 0xffffffff and 0x90000000, WRITE_FIRST of 3 GiB: an
+#     invalid-request NAK (inv_req_naks_sent), a bounded number of packets
+#     (tx_pkts), no memory written
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$REPO/selftests/verbs/topo.sh"
+SOFTRC_DRIVER=softrc
+
+VICTIM=$VERBS_DIR/adv_victim
+INJ=$REPO/tools/inject/softrc-inject
+INJ_NOBODY=/tmp/softrc-inject.$$
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+
+adv_cleanup() {
+	vic_stop
+	topo_down
+	ip netns del rc-x 2>/dev/null
+	rm -f "$INJ_NOBODY"
+	driver_unload
+}
+trap adv_cleanup EXIT
+
+# --- the victim (a coprocess: commands in, answers out) --------------------
+VPID="" VIN="" VOUT=""
+vic_stop() {
+	[ -n "$VPID" ] || return 0
+	echo quit 1>&"$VIN" 2>/dev/null
+	# the victim destroys its QPs on exit; a stuck one is killed
+	wait_until 20 bash -c "! kill -0 $VPID" || kill "$VPID" 2>/dev/null
+	wait "$VPID" 2>/dev/null
+	VPID=
+}
+
+# vic_read UNTIL: relay the victim's lines as diagnostics, evaluate its
+# "state" lines, stop at a line starting with UNTIL; VIC_LINE holds it
+vic_read() {
+	local line
+	VIC_LINE=
+	while IFS= read -r -t 120 -u "$VOUT" line; do
+		case $line in
+		"state "*) eval "${line#state }" ;;
+		"$1"*) VIC_LINE=$line; return 0 ;;
+		*) printf '#   %s\n' "$line" ;;
+		esac
+	done
+	echo "#   (the victim stopped answering)"
+	return 1
+}
+
+vic_start() {
+	coproc VIC { exec $RUN_A "$VICTIM" "$@" 2>&1; }
+	# bash forgets VIC once the process ends: keep our own copies
+	VPID=$VIC_PID
+	exec {VIN}>&"${VIC[1]}" {VOUT}<&"${VIC[0]}"
+	vic_read ready
+}
+
+# vic CMD...: one victim command; succeeds when it answers "done CMD ok"
+vic() {
+	echo "$*" 1>&"$VIN" || return 1
+	vic_read "done" && [ "$VIC_LINE" = "done $1 ok" ]
+}
+
+# --- counters ---------------------------------------------------------------
+# drops DEV: the sum of every rx_drop* counter of DEV
+drops() {
+	rdma statistic show link "$1/1" |
+		awk '{ for (i = 1; i < NF; i++) if ($i ~ /^rx_drop/) s += $(i + 1) } END { print s + 0 }'
+}
+
+# gt_counter DEV NAME VALUE: counter NAME of DEV is above VALUE
+gt_counter() { [ "$(counter "$1" "$2")" -gt "$3" ]; }
+gt_drops() { [ "$(drops "$1")" -gt "$2" ]; }
+export -f drops gt_counter gt_drops
+
+# --- the injectors ----------------------------------------------------------
+# RIGHT: from the peer's address; WRONG: from another address;
+# LOCAL: an unprivileged socket on the victim's own host
+wire_injectors() {
+	RIGHT="ip netns exec rc-b $INJ --udp --dst 10.0.0.1"
+	RIGHT_RAW="ip netns exec rc-b $INJ --raw --src 10.0.0.2 --dst 10.0.0.1"
+	WRONG="ip netns exec rc-b $INJ --raw --src 10.0.0.3 --dst 10.0.0.1"
+	LOCAL="ip netns exec rc-a $NOBODY $INJ_NOBODY --udp --dst 10.0.0.1"
+}
+
+loop_injectors() {
+	RIGHT="" RIGHT_RAW=""
+	WRONG="ip netns exec rc-x $INJ --udp --dst 10.0.0.1"
+	LOCAL="$NOBODY $INJ_NOBODY --udp --dst 10.0.0.1"
+}
+
+# pv P FIELD: the victim's value of FIELD for pair P
+pv() { local v="P$1_$2"; echo "${!v}"; }
+psn() { echo $((($*) & 0xffffff)); }
+
+# inj VIA P OP [options]: a packet for QP A of pair P
+inj() {
+	local via=$1 p=$2 op=$3
+	shift 3
+	$via --op "$op" --qpn "$(pv "$p" A_QPN)" "$@" 2>&1 | sed 's/^/#   /'
+	return "${PIPESTATUS[0]}"
+}
+
+# --- case runners -------------------------------------------------------------
+# dropped NAME P ATTACK: ATTACK (a function) forges packets for pair P; they
+# must be dropped and counted, the victim untouched and its connection fine
+dropped() {
+	local name=$1 p=$2 attack=$3 d0 b0 why=
+	d0=$(drops "$DEV_A")
+	b0=$(counter "$DEV_A" rx_bad_icrc)
+	$attack "$p" || why="injector failed"
+	wait_until 3 gt_drops "$DEV_A" "$d0" || why="${why:+$why, }no rx_drop* counter moved"
+	[ "$(counter "$DEV_A" rx_bad_icrc)" = "$b0" ] || why="${why:+$why, }rx_bad_icrc moved"
+	vic check "$p" || why="${why:+$why, }victim changed or connection broken"
+	if [ -z "$why" ]; then ok "$topo: $name"; else not_ok "$topo: $name" "$why"; fi
+}
+
+# stalled NAME P ATTACK: A's SEND of pair P outstanding (B has no receive,
+# answers RNR NAK), then ATTACK forges a response to it
+stalled() {
+	local n0
+	n0=$(counter "$DEV_A" rnr_naks_rcvd)
+	if ! vic stall "$2" || ! wait_until 10 gt_counter "$DEV_A" rnr_naks_rcvd "$n0"; then
+		not_ok "$topo: $1" "A's SEND did not stay outstanding"
+		return
+	fi
+	dropped "$@"
+}
+
+# huge NAME P ATTACK: must draw an invalid-request NAK and a bounded number
+# of packets, and write nothing
+huge() {
+	local name=$1 p=$2 attack=$3 t0 n0 t tprev=-1 same=0 why=
+	t0=$(counter "$DEV_A" tx_pkts)
+	n0=$(counter "$DEV_A" inv_req_naks_sent)
+	$attack "$p" || why="injector failed"
+	wait_until 5 gt_counter "$DEV_A" inv_req_naks_sent "$n0" ||
+		why="${why:+$why, }no invalid-request NAK"
+	# until the device is quiet for 1 s, or clearly streaming (>= 500)
+	for _ in $(seq 60); do
+		t=$(($(counter "$DEV_A" tx_pkts) - t0))
+		[ "$t" -ge 500 ] && break
+		if [ "$t" = "$tprev" ]; then
+			same=$((same + 1))
+			[ "$same" -ge 4 ] && break
+		else
+			same=0
+		fi
+		tprev=$t
+		sleep 0.25
+	done
+	echo "#   $t packets sent by $DEV_A"
+	[ "$t" -le 8 ] || why="${why:+$why, }$t packets sent, expected a NAK"
+	vic quiet "$p" || why="${why:+$why, }victim memory changed"
+	# stop whatever A's responder is still sending
+	vic err "$p" >/dev/null
+	wait_until 10 bash -c "t=\$(counter $DEV_A tx_pkts); sleep 0.3; [ \"\$t\" = \"\$(counter $DEV_A tx_pkts)\" ]"
+	if [ -z "$why" ]; then ok "$topo: $name"; else not_ok "$topo: $name" "$why"; fi
+}
+
+# --- attacks (argument: the pair) -----------------------------------------------
+a_send_sweep() {
+	inj "$WRONG" "$1" SEND_ONLY --psn "$(psn "$(pv "$1" A_EPSN)" - 4)" --count 9 \
+		--payload 32 --ackreq
+}
+a_write() {
+	inj "$WRONG" "$1" RDMA_WRITE_ONLY --psn "$(pv "$1" A_EPSN)" --ackreq \
+		--va $(($(pv "$1" A_VA) + 128)) --rkey "$(pv "$1" A_RKEY)" --len 64 --payload 64
+}
+a_read_fadd() {
+	inj "$WRONG" "$1" RDMA_READ_REQUEST --psn "$(pv "$1" A_EPSN)" --ackreq \
+		--va "$(pv "$1" A_VA)" --rkey "$(pv "$1" A_RKEY)" --len 64 &&
+		inj "$WRONG" "$1" FETCH_ADD --psn "$(psn "$(pv "$1" A_EPSN)" + 1)" --ackreq \
+			--va "$(pv "$1" A_VA)" --rkey "$(pv "$1" A_RKEY)" --swap 0x0101
+}
+a_pkey() {
+	inj "$RIGHT" "$1" SEND_ONLY --psn "$(pv "$1" A_EPSN)" --pkey 0x1234 \
+		--payload 32 --ackreq
+}
+a_nak() {
+	inj "$WRONG" "$1" ACKNOWLEDGE --psn "$(pv "$1" A_UNA)" --syndrome 0x61 \
+		--msn $(($(pv "$1" A_NMSN) - 1))
+}
+a_ack() {
+	inj "$WRONG" "$1" ACKNOWLEDGE --psn "$(pv "$1" A_UNA)" --syndrome 0x1f \
+		--msn "$(pv "$1" A_NMSN)"
+}
+a_local_send() {
+	inj "$LOCAL" "$1" SEND_ONLY --psn "$(pv "$1" A_EPSN)" --payload 32 --ackreq
+}
+a_local_ack() {
+	inj "$LOCAL" "$1" ACKNOWLEDGE --psn "$(pv "$1" A_UNA)" --syndrome 0x1f \
+		--msn "$(pv "$1" A_NMSN)"
+}
+a_huge_read_max() {
+	inj "$RIGHT" "$1" RDMA_READ_REQUEST --psn "$(pv "$1" A_EPSN)" --ackreq \
+		--va "$HUGE_VA" --rkey "$HUGE_RKEY" --len 0xffffffff
+}
+a_huge_read_9() {
+	inj "$RIGHT" "$1" RDMA_READ_REQUEST --psn "$(pv "$1" A_EPSN)" --ackreq \
+		--va "$HUGE_VA" --rkey "$HUGE_RKEY" --len 0x90000000
+}
+a_huge_write() {
+	inj "$RIGHT" "$1" RDMA_WRITE_FIRST --psn "$(pv "$1" A_EPSN)" --ackreq \
+		--va "$HUGE_VA" --rkey "$HUGE_RKEY" --len 0xc0000000 --payload 256
+}
+
+# control VIA NAME P: a valid SEND from the right address must arrive
+control() {
+	local via=$1 name=$2 p=$3
+	if inj "$via" "$p" SEND_ONLY --psn "$(pv "$p" A_EPSN)" --payload 32 \
+		--pattern 0xd7 --ackreq && vic recv "$p" 32 0xd7; then
+		ok "$topo: $name"
+	else
+		not_ok "$topo: $name" "the injector's packet was not delivered"
+	fi
+}
+
+# stale P: duplicates with forged data, from the right address
+stale() {
+	local p=$1 e d0 why=
+	e=$(pv "$p" A_EPSN)
+	d0=$(counter "$DEV_A" dup_requests)
+	# the last real SEND, WRITE, READ were at e-3, e-2, e-1
+	inj "$RIGHT" "$p" SEND_ONLY --psn "$(psn "$e" - 64)" --count 62 --payload 32 --ackreq &&
+		inj "$RIGHT" "$p" RDMA_WRITE_ONLY --psn "$(psn "$e" - 2)" --ackreq \
+			--va "$(pv "$p" A_VA)" --rkey "$(pv "$p" A_RKEY)" --len 64 --payload 64 &&
+		inj "$RIGHT" "$p" FETCH_ADD --psn "$(psn "$e" - 1)" --ackreq \
+			--va "$(pv "$p" A_VA)" --rkey "$(pv "$p" A_RKEY)" --swap 1 ||
+		why="injector failed"
+	wait_until 3 gt_counter "$DEV_A" dup_requests $((d0 + 63)) ||
+		why="${why:+$why, }dup_requests did not count all 64"
+	vic check "$p" || why="${why:+$why, }victim changed or connection broken"
+	if [ -z "$why" ]; then
+		ok "$topo: stale PSNs from the right address: no re-execution, no data change"
+	else
+		not_ok "$topo: stale PSNs from the right address: no re-execution, no data change" "$why"
+	fi
+}
+
+f1() {
+	if vic f1; then
+		ok "$topo: F1: READ response for a deregistered, re-registered lkey writes no other MR"
+	else
+		not_ok "$topo: F1: READ response for a deregistered, re-registered lkey writes no other MR"
+	fi
+}
+
+# --- the suite ----------------------------------------------------------------
+ktap_header adversary
+if [ ! -x "$VICTIM" ] || [ ! -x "$INJ" ]; then
+	echo "1..0 # SKIP $VICTIM or $INJ not built (make -C selftests/verbs)"
+	exit 0
+fi
+check "injector: self-test (the core's parser accepts its packets, ICRC verifies)" \
+	"$INJ" --self-test
+install -m 0755 "$INJ" "$INJ_NOBODY"
+check_fails "injector: setpriv nobody really is unprivileged (no raw socket)" \
+	$NOBODY "$INJ_NOBODY" --raw --src 10.0.0.3 --dst 10.0.0.1 --op SEND_ONLY --qpn 2 --psn 0
+
+for topo in wire loop; do
+	if ! topo_up $topo; then
+		not_ok "$topo: topology up"
+		topo_down
+		continue
+	fi
+	if [ $topo = wire ]; then
+		wire_injectors
+		vic_start -d "$DEV_A" -g "$GID_A" -D "$DEV_B" -G "$GID_B" -n 13 -H -m 256
+	else
+		ip netns add rc-x &&
+			ip link set vb netns rc-x &&
+			ip -n rc-x addr add 10.0.0.3/24 dev vb &&
+			ip -n rc-x link set vb up &&
+			ip -n rc-x link set lo up
+		loop_injectors
+		vic_start -d "$DEV_A" -g "$GID_A" -n 7 -m 256
+	fi
+	if [ -z "$VIC_LINE" ]; then
+		not_ok "$topo: victim up (RC connections, MRs, first traffic)"
+		vic_stop
+		topo_down
+		continue
+	fi
+	if [ $topo = wire ]; then
+		control "$RIGHT" "control: a valid SEND by UDP from the peer's address is delivered" 0
+		control "$RIGHT_RAW" "control: a valid SEND by raw socket from the peer's address is delivered" 1
+		dropped "wrong source address: SEND_ONLY PSN sweep dropped, counted" 2 a_send_sweep
+		dropped "wrong source address: WRITE_ONLY dropped, counted" 3 a_write
+		dropped "wrong source address: READ request + FETCH_ADD dropped, counted" 4 a_read_fadd
+		dropped "wrong P_Key: SEND_ONLY from the right address dropped, counted" 5 a_pkey
+		stale 6
+		stalled "wrong source address: forged NAK InvReq ignored, QP stays RTS" 7 a_nak
+		stalled "wrong source address: forged ACK does not complete the SEND" 8 a_ack
+		dropped "unprivileged local UDP: SEND_ONLY to the device address dropped, counted" 9 a_local_send
+		f1
+		huge "READ dma_len 0xffffffff: NAK invalid request, no stream" 10 a_huge_read_max
+		huge "READ dma_len 0x90000000 (pmtu 256): NAK invalid request, no stream" 11 a_huge_read_9
+		huge "WRITE_FIRST of 3 GiB: NAK invalid request, nothing written" 12 a_huge_write
+	else
+		dropped "wrong source address: SEND_ONLY PSN sweep dropped, counted" 0 a_send_sweep
+		dropped "wrong source address: WRITE_ONLY dropped, counted" 1 a_write
+		dropped "wrong source address: READ request + FETCH_ADD dropped, counted" 2 a_read_fadd
+		stalled "wrong source address: forged NAK InvReq ignored, QP stays RTS" 3 a_nak
+		stalled "wrong source address: forged ACK does not complete the SEND" 4 a_ack
+		dropped "unprivileged local UDP: SEND_ONLY to the device address dropped, counted" 5 a_local_send
+		stalled "unprivileged local UDP: forged ACK does not complete the SEND" 6 a_local_ack
+		f1
+	fi
+	vic_stop
+	topo_down
+	ip netns del rc-x 2>/dev/null
+done
+
+ktap_finish
