@@ -353,18 +353,39 @@ static void pair_new(int i)
 		arecv_post(p);
 }
 
+/*
+ * 4 GiB of address space over one 2 MiB memfd, mapped 2048 times: a
+ * hugetlb one if the system has a free huge page (much faster to pin),
+ * else shmem.
+ */
 static void huge_new(void)
 {
+	const char *kind = "hugetlb";
+	uint8_t *va;
 	size_t off;
-	int fd = memfd_create("adv_victim", 0);
+	int fd = memfd_create("adv_victim", MFD_HUGETLB);
 
-	if (fd < 0 || ftruncate(fd, HUGE_CHUNK))
-		bail("memfd");
-	huge_back = mmap(NULL, HUGE_CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	huge_va = mmap(NULL, HUGE_LEN, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (huge_back == MAP_FAILED || huge_va == MAP_FAILED)
+	if (fd < 0 || ftruncate(fd, HUGE_CHUNK) ||
+	    (huge_back = mmap(NULL, HUGE_CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED,
+			      fd, 0)) == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		kind = "shmem";
+		fd = memfd_create("adv_victim", 0);
+		if (fd < 0 || ftruncate(fd, HUGE_CHUNK))
+			bail("memfd");
+		huge_back = mmap(NULL, HUGE_CHUNK, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fd, 0);
+		if (huge_back == MAP_FAILED)
+			bail("mmap");
+	}
+	/* address space for 4 GiB, aligned to the chunk (hugetlb needs it) */
+	va = mmap(NULL, HUGE_LEN + HUGE_CHUNK, PROT_NONE,
+		  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (va == MAP_FAILED)
 		bail("mmap");
+	huge_va = (uint8_t *)(((uintptr_t)va + HUGE_CHUNK - 1) &
+			      ~(uintptr_t)(HUGE_CHUNK - 1));
 	memset(huge_back, P_HUGE, HUGE_CHUNK);
 	for (off = 0; off < HUGE_LEN; off += HUGE_CHUNK)
 		if (mmap(huge_va + off, HUGE_CHUNK, PROT_READ | PROT_WRITE,
@@ -374,6 +395,7 @@ static void huge_new(void)
 	huge_mr = ibv_reg_mr(da.pd, huge_va, HUGE_LEN, all_access);
 	if (!huge_mr)
 		bail("ibv_reg_mr of 4 GiB");
+	diag("4 GiB MR over one 2 MiB %s memfd", kind);
 }
 
 /* --- checks --------------------------------------------------------------- */

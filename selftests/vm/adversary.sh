@@ -51,8 +51,10 @@ INJ=$REPO/tools/inject/softrc-inject
 INJ_NOBODY=/tmp/softrc-inject.$$
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 
+HUGEPAGES=$(cat /proc/sys/vm/nr_hugepages)
 adv_cleanup() {
 	vic_stop
+	echo "$HUGEPAGES" >/proc/sys/vm/nr_hugepages
 	topo_down
 	ip netns del rc-x 2>/dev/null
 	rm -f "$INJ_NOBODY"
@@ -71,8 +73,9 @@ vic_stop() {
 	VPID=
 }
 
-# vic_read UNTIL: relay the victim's lines as diagnostics, evaluate its
-# "state" lines, stop at a line starting with UNTIL; VIC_LINE holds it
+# vic_read UNTIL [quiet]: relay the victim's lines as diagnostics (quiet:
+# not its passing results), evaluate its "state" lines, stop at a line
+# starting with UNTIL; VIC_LINE holds it
 vic_read() {
 	local line
 	VIC_LINE=
@@ -80,6 +83,7 @@ vic_read() {
 		case $line in
 		"state "*) eval "${line#state }" ;;
 		"$1"*) VIC_LINE=$line; return 0 ;;
+		"ok "*) [ -n "${2:-}" ] || printf '#   %s\n' "$line" ;;
 		*) printf '#   %s\n' "$line" ;;
 		esac
 	done
@@ -92,7 +96,7 @@ vic_start() {
 	# bash forgets VIC once the process ends: keep our own copies
 	VPID=$VIC_PID
 	exec {VIN}>&"${VIC[1]}" {VOUT}<&"${VIC[0]}"
-	vic_read ready
+	vic_read ready quiet
 }
 
 # vic CMD...: one victim command; succeeds when it answers "done CMD ok"
@@ -142,6 +146,14 @@ inj() {
 }
 
 # --- case runners -------------------------------------------------------------
+# verdict NAME WHY: ok when WHY is empty; every result says how long it took
+T_LAST=$SECONDS
+verdict() {
+	echo "#   ($((SECONDS - T_LAST)) s)"
+	T_LAST=$SECONDS
+	if [ -z "$2" ]; then ok "$topo: $1"; else not_ok "$topo: $1" "$2"; fi
+}
+
 # dropped NAME P ATTACK: ATTACK (a function) forges packets for pair P; they
 # must be dropped and counted, the victim untouched and its connection fine
 dropped() {
@@ -152,7 +164,7 @@ dropped() {
 	wait_until 3 gt_drops "$DEV_A" "$d0" || why="${why:+$why, }no rx_drop* counter moved"
 	[ "$(counter "$DEV_A" rx_bad_icrc)" = "$b0" ] || why="${why:+$why, }rx_bad_icrc moved"
 	vic check "$p" || why="${why:+$why, }victim changed or connection broken"
-	if [ -z "$why" ]; then ok "$topo: $name"; else not_ok "$topo: $name" "$why"; fi
+	verdict "$name" "$why"
 }
 
 # stalled NAME P ATTACK: A's SEND of pair P outstanding (B has no receive,
@@ -161,7 +173,7 @@ stalled() {
 	local n0
 	n0=$(counter "$DEV_A" rnr_naks_rcvd)
 	if ! vic stall "$2" || ! wait_until 10 gt_counter "$DEV_A" rnr_naks_rcvd "$n0"; then
-		not_ok "$topo: $1" "A's SEND did not stay outstanding"
+		verdict "$1" "A's SEND did not stay outstanding"
 		return
 	fi
 	dropped "$@"
@@ -195,7 +207,7 @@ huge() {
 	# stop whatever A's responder is still sending
 	vic err "$p" >/dev/null
 	wait_until 10 bash -c "t=\$(counter $DEV_A tx_pkts); sleep 0.3; [ \"\$t\" = \"\$(counter $DEV_A tx_pkts)\" ]"
-	if [ -z "$why" ]; then ok "$topo: $name"; else not_ok "$topo: $name" "$why"; fi
+	verdict "$name" "$why"
 }
 
 # --- attacks (argument: the pair) -----------------------------------------------
@@ -250,9 +262,9 @@ control() {
 	local via=$1 name=$2 p=$3
 	if inj "$via" "$p" SEND_ONLY --psn "$(pv "$p" A_EPSN)" --payload 32 \
 		--pattern 0xd7 --ackreq && vic recv "$p" 32 0xd7; then
-		ok "$topo: $name"
+		verdict "$name" ""
 	else
-		not_ok "$topo: $name" "the injector's packet was not delivered"
+		verdict "$name" "the injector's packet was not delivered"
 	fi
 }
 
@@ -271,19 +283,13 @@ stale() {
 	wait_until 3 gt_counter "$DEV_A" dup_requests $((d0 + 63)) ||
 		why="${why:+$why, }dup_requests did not count all 64"
 	vic check "$p" || why="${why:+$why, }victim changed or connection broken"
-	if [ -z "$why" ]; then
-		ok "$topo: stale PSNs from the right address: no re-execution, no data change"
-	else
-		not_ok "$topo: stale PSNs from the right address: no re-execution, no data change" "$why"
-	fi
+	verdict "stale PSNs from the right address: no re-execution, no data change" "$why"
 }
 
 f1() {
-	if vic f1; then
-		ok "$topo: F1: READ response for a deregistered, re-registered lkey writes no other MR"
-	else
-		not_ok "$topo: F1: READ response for a deregistered, re-registered lkey writes no other MR"
-	fi
+	local why=
+	vic f1 || why="the READ response was placed in the MR now holding the key"
+	verdict "F1: READ response for a deregistered, re-registered lkey writes no other MR" "$why"
 }
 
 # --- the suite ----------------------------------------------------------------
@@ -299,6 +305,7 @@ check_fails "injector: setpriv nobody really is unprivileged (no raw socket)" \
 	$NOBODY "$INJ_NOBODY" --raw --src 10.0.0.3 --dst 10.0.0.1 --op SEND_ONLY --qpn 2 --psn 0
 
 for topo in wire loop; do
+	T_LAST=$SECONDS
 	if ! topo_up $topo; then
 		not_ok "$topo: topology up"
 		topo_down
@@ -306,6 +313,8 @@ for topo in wire loop; do
 	fi
 	if [ $topo = wire ]; then
 		wire_injectors
+		# one huge page makes the 4 GiB MR quick to pin (else shmem)
+		echo $((HUGEPAGES + 1)) >/proc/sys/vm/nr_hugepages
 		vic_start -d "$DEV_A" -g "$GID_A" -D "$DEV_B" -G "$GID_B" -n 13 -H -m 256
 	else
 		ip netns add rc-x &&
@@ -316,6 +325,8 @@ for topo in wire loop; do
 		loop_injectors
 		vic_start -d "$DEV_A" -g "$GID_A" -n 7 -m 256
 	fi
+	echo "#   victim up after $((SECONDS - T_LAST)) s"
+	T_LAST=$SECONDS
 	if [ -z "$VIC_LINE" ]; then
 		not_ok "$topo: victim up (RC connections, MRs, first traffic)"
 		vic_stop
