@@ -57,7 +57,7 @@ adv_cleanup() {
 	echo "$HUGEPAGES" >/proc/sys/vm/nr_hugepages
 	topo_down
 	ip netns del rc-x 2>/dev/null
-	rm -f "$INJ_NOBODY"
+	rm -f "$INJ_NOBODY" "$INJ_LOG"
 	driver_unload
 }
 trap adv_cleanup EXIT
@@ -106,43 +106,69 @@ vic() {
 }
 
 # --- counters ---------------------------------------------------------------
-# drops DEV: the sum of every rx_drop* counter of DEV
-drops() {
-	rdma statistic show link "$1/1" |
-		awk '{ for (i = 1; i < NF; i++) if ($i ~ /^rx_drop/) s += $(i + 1) } END { print s + 0 }'
+# stats DEV: one `rdma statistic` read into ST_DROP (the sum of every rx_drop*
+# counter), ST_ICRC (rx_bad_icrc), ST_TX (tx_pkts), ST_INVREQ
+# (inv_req_naks_sent), ST_RNR (rnr_naks_rcvd), ST_DUP (dup_requests)
+stats() {
+	read -r ST_DROP ST_ICRC ST_TX ST_INVREQ ST_RNR ST_DUP < <(
+		rdma statistic show link "$1/1" | awk '{
+			for (i = 1; i < NF; i++) {
+				if ($i ~ /^rx_drop/) d += $(i + 1)
+				v[$i] = $(i + 1)
+			}
+		} END {
+			print d + 0, v["rx_bad_icrc"] + 0, v["tx_pkts"] + 0,
+			      v["inv_req_naks_sent"] + 0, v["rnr_naks_rcvd"] + 0,
+			      v["dup_requests"] + 0
+		}')
 }
 
-# gt_counter DEV NAME VALUE: counter NAME of DEV is above VALUE
-gt_counter() { [ "$(counter "$1" "$2")" -gt "$3" ]; }
-gt_drops() { [ "$(drops "$1")" -gt "$2" ]; }
-export -f drops gt_counter gt_drops
+# above NAME VALUE: after a fresh stats of DEV_A, ST_NAME > VALUE
+above() {
+	local v="ST_$1"
+	stats "$DEV_A"
+	[ "${!v}" -gt "$2" ]
+}
 
 # --- the injectors ----------------------------------------------------------
+# (nsenter: a bare setns, lighter than `ip netns exec`, which remounts /sys)
 # RIGHT: from the peer's address; WRONG: from another address;
 # LOCAL: an unprivileged socket on the victim's own host
 wire_injectors() {
-	RIGHT="ip netns exec rc-b $INJ --udp --dst 10.0.0.1"
-	RIGHT_RAW="ip netns exec rc-b $INJ --raw --src 10.0.0.2 --dst 10.0.0.1"
-	WRONG="ip netns exec rc-b $INJ --raw --src 10.0.0.3 --dst 10.0.0.1"
-	LOCAL="ip netns exec rc-a $NOBODY $INJ_NOBODY --udp --dst 10.0.0.1"
+	RIGHT="nsenter --net=/run/netns/rc-b $INJ --udp --dst 10.0.0.1"
+	RIGHT_RAW="nsenter --net=/run/netns/rc-b $INJ --raw --src 10.0.0.2 --dst 10.0.0.1"
+	WRONG="nsenter --net=/run/netns/rc-b $INJ --raw --src 10.0.0.3 --dst 10.0.0.1"
+	LOCAL="nsenter --net=/run/netns/rc-a $NOBODY $INJ_NOBODY --udp --dst 10.0.0.1"
 }
 
 loop_injectors() {
 	RIGHT="" RIGHT_RAW=""
-	WRONG="ip netns exec rc-x $INJ --udp --dst 10.0.0.1"
+	WRONG="nsenter --net=/run/netns/rc-x $INJ --udp --dst 10.0.0.1"
 	LOCAL="$NOBODY $INJ_NOBODY --udp --dst 10.0.0.1"
 }
 
-# pv P FIELD: the victim's value of FIELD for pair P
-pv() { local v="P$1_$2"; echo "${!v}"; }
-psn() { echo $((($*) & 0xffffff)); }
+# pair P: the victim's values for pair P in QPN EPSN UNA NMSN VA RKEY
+pair() {
+	local f v
+	for f in QPN EPSN UNA NMSN VA RKEY; do
+		v="P$1_A_$f"
+		printf -v "$f" %s "${!v:-0}"
+	done
+}
 
-# inj VIA P OP [options]: a packet for QP A of pair P
+# psn EXPR: EXPR modulo 2^24
+psn() { PSN=$((($*) & 0xffffff)); }
+
+# inj VIA OP [options]: one or more packets for QP A of the current pair;
+# the injector's line goes to the log, shown when it fails
+INJ_LOG=/tmp/adv-inject.$$.log
 inj() {
-	local via=$1 p=$2 op=$3
-	shift 3
-	$via --op "$op" --qpn "$(pv "$p" A_QPN)" "$@" 2>&1 | sed 's/^/#   /'
-	return "${PIPESTATUS[0]}"
+	local via=$1 op=$2
+	shift 2
+	if ! $via --op "$op" --qpn "$QPN" "$@" 2>"$INJ_LOG"; then
+		sed 's/^/#   /' "$INJ_LOG"
+		return 1
+	fi
 }
 
 # --- case runners -------------------------------------------------------------
@@ -158,11 +184,12 @@ verdict() {
 # must be dropped and counted, the victim untouched and its connection fine
 dropped() {
 	local name=$1 p=$2 attack=$3 d0 b0 why=
-	d0=$(drops "$DEV_A")
-	b0=$(counter "$DEV_A" rx_bad_icrc)
-	$attack "$p" || why="injector failed"
-	wait_until 3 gt_drops "$DEV_A" "$d0" || why="${why:+$why, }no rx_drop* counter moved"
-	[ "$(counter "$DEV_A" rx_bad_icrc)" = "$b0" ] || why="${why:+$why, }rx_bad_icrc moved"
+	pair "$p"
+	stats "$DEV_A"
+	d0=$ST_DROP b0=$ST_ICRC
+	$attack || why="injector failed"
+	wait_until 3 above DROP "$d0" || why="${why:+$why, }no rx_drop* counter moved"
+	[ "$ST_ICRC" = "$b0" ] || why="${why:+$why, }rx_bad_icrc moved"
 	vic check "$p" || why="${why:+$why, }victim changed or connection broken"
 	verdict "$name" "$why"
 }
@@ -170,9 +197,10 @@ dropped() {
 # stalled NAME P ATTACK: A's SEND of pair P outstanding (B has no receive,
 # answers RNR NAK), then ATTACK forges a response to it
 stalled() {
-	local n0
-	n0=$(counter "$DEV_A" rnr_naks_rcvd)
-	if ! vic stall "$2" || ! wait_until 10 gt_counter "$DEV_A" rnr_naks_rcvd "$n0"; then
+	local r0
+	stats "$DEV_A"
+	r0=$ST_RNR
+	if ! vic stall "$2" || ! wait_until 10 above RNR "$r0"; then
 		verdict "$1" "A's SEND did not stay outstanding"
 		return
 	fi
@@ -183,14 +211,15 @@ stalled() {
 # of packets, and write nothing
 huge() {
 	local name=$1 p=$2 attack=$3 t0 n0 t tprev=-1 same=0 why=
-	t0=$(counter "$DEV_A" tx_pkts)
-	n0=$(counter "$DEV_A" inv_req_naks_sent)
-	$attack "$p" || why="injector failed"
-	wait_until 5 gt_counter "$DEV_A" inv_req_naks_sent "$n0" ||
-		why="${why:+$why, }no invalid-request NAK"
+	pair "$p"
+	stats "$DEV_A"
+	t0=$ST_TX n0=$ST_INVREQ
+	$attack || why="injector failed"
+	wait_until 5 above INVREQ "$n0" || why="${why:+$why, }no invalid-request NAK"
 	# until the device is quiet for 1 s, or clearly streaming (>= 500)
-	for _ in $(seq 60); do
-		t=$(($(counter "$DEV_A" tx_pkts) - t0))
+	for _ in $(seq 40); do
+		stats "$DEV_A"
+		t=$((ST_TX - t0))
 		[ "$t" -ge 500 ] && break
 		if [ "$t" = "$tprev" ]; then
 			same=$((same + 1))
@@ -206,81 +235,87 @@ huge() {
 	vic quiet "$p" || why="${why:+$why, }victim memory changed"
 	# stop whatever A's responder is still sending
 	vic err "$p" >/dev/null
-	wait_until 10 bash -c "t=\$(counter $DEV_A tx_pkts); sleep 0.3; [ \"\$t\" = \"\$(counter $DEV_A tx_pkts)\" ]"
+	stats "$DEV_A"
+	t=$ST_TX
+	until sleep 0.3 && stats "$DEV_A" && [ "$ST_TX" = "$t" ]; do
+		t=$ST_TX
+	done
 	verdict "$name" "$why"
 }
 
-# --- attacks (argument: the pair) -----------------------------------------------
+# --- attacks (for the current pair) ---------------------------------------------
 a_send_sweep() {
-	inj "$WRONG" "$1" SEND_ONLY --psn "$(psn "$(pv "$1" A_EPSN)" - 4)" --count 9 \
-		--payload 32 --ackreq
+	psn "$EPSN - 4"
+	inj "$WRONG" SEND_ONLY --psn "$PSN" --count 9 --payload 32 --ackreq
 }
 a_write() {
-	inj "$WRONG" "$1" RDMA_WRITE_ONLY --psn "$(pv "$1" A_EPSN)" --ackreq \
-		--va $(($(pv "$1" A_VA) + 128)) --rkey "$(pv "$1" A_RKEY)" --len 64 --payload 64
+	inj "$WRONG" RDMA_WRITE_ONLY --psn "$EPSN" --ackreq --va $((VA + 128)) \
+		--rkey "$RKEY" --len 64 --payload 64
 }
 a_read_fadd() {
-	inj "$WRONG" "$1" RDMA_READ_REQUEST --psn "$(pv "$1" A_EPSN)" --ackreq \
-		--va "$(pv "$1" A_VA)" --rkey "$(pv "$1" A_RKEY)" --len 64 &&
-		inj "$WRONG" "$1" FETCH_ADD --psn "$(psn "$(pv "$1" A_EPSN)" + 1)" --ackreq \
-			--va "$(pv "$1" A_VA)" --rkey "$(pv "$1" A_RKEY)" --swap 0x0101
+	psn "$EPSN + 1"
+	inj "$WRONG" RDMA_READ_REQUEST --psn "$EPSN" --ackreq --va "$VA" \
+		--rkey "$RKEY" --len 64 &&
+		inj "$WRONG" FETCH_ADD --psn "$PSN" --ackreq --va "$VA" \
+			--rkey "$RKEY" --swap 0x0101
 }
 a_pkey() {
-	inj "$RIGHT" "$1" SEND_ONLY --psn "$(pv "$1" A_EPSN)" --pkey 0x1234 \
-		--payload 32 --ackreq
+	inj "$RIGHT" SEND_ONLY --psn "$EPSN" --pkey 0x1234 --payload 32 --ackreq
 }
 a_nak() {
-	inj "$WRONG" "$1" ACKNOWLEDGE --psn "$(pv "$1" A_UNA)" --syndrome 0x61 \
-		--msn $(($(pv "$1" A_NMSN) - 1))
+	inj "$WRONG" ACKNOWLEDGE --psn "$UNA" --syndrome 0x61 --msn $((NMSN - 1))
 }
 a_ack() {
-	inj "$WRONG" "$1" ACKNOWLEDGE --psn "$(pv "$1" A_UNA)" --syndrome 0x1f \
-		--msn "$(pv "$1" A_NMSN)"
+	inj "$WRONG" ACKNOWLEDGE --psn "$UNA" --syndrome 0x1f --msn "$NMSN"
 }
 a_local_send() {
-	inj "$LOCAL" "$1" SEND_ONLY --psn "$(pv "$1" A_EPSN)" --payload 32 --ackreq
+	inj "$LOCAL" SEND_ONLY --psn "$EPSN" --payload 32 --ackreq
 }
 a_local_ack() {
-	inj "$LOCAL" "$1" ACKNOWLEDGE --psn "$(pv "$1" A_UNA)" --syndrome 0x1f \
-		--msn "$(pv "$1" A_NMSN)"
+	inj "$LOCAL" ACKNOWLEDGE --psn "$UNA" --syndrome 0x1f --msn "$NMSN"
 }
 a_huge_read_max() {
-	inj "$RIGHT" "$1" RDMA_READ_REQUEST --psn "$(pv "$1" A_EPSN)" --ackreq \
-		--va "$HUGE_VA" --rkey "$HUGE_RKEY" --len 0xffffffff
+	inj "$RIGHT" RDMA_READ_REQUEST --psn "$EPSN" --ackreq --va "$HUGE_VA" \
+		--rkey "$HUGE_RKEY" --len 0xffffffff
 }
 a_huge_read_9() {
-	inj "$RIGHT" "$1" RDMA_READ_REQUEST --psn "$(pv "$1" A_EPSN)" --ackreq \
-		--va "$HUGE_VA" --rkey "$HUGE_RKEY" --len 0x90000000
+	inj "$RIGHT" RDMA_READ_REQUEST --psn "$EPSN" --ackreq --va "$HUGE_VA" \
+		--rkey "$HUGE_RKEY" --len 0x90000000
 }
 a_huge_write() {
-	inj "$RIGHT" "$1" RDMA_WRITE_FIRST --psn "$(pv "$1" A_EPSN)" --ackreq \
-		--va "$HUGE_VA" --rkey "$HUGE_RKEY" --len 0xc0000000 --payload 256
+	inj "$RIGHT" RDMA_WRITE_FIRST --psn "$EPSN" --ackreq --va "$HUGE_VA" \
+		--rkey "$HUGE_RKEY" --len 0xc0000000 --payload 256
 }
 
 # control VIA NAME P: a valid SEND from the right address must arrive
 control() {
-	local via=$1 name=$2 p=$3
-	if inj "$via" "$p" SEND_ONLY --psn "$(pv "$p" A_EPSN)" --payload 32 \
-		--pattern 0xd7 --ackreq && vic recv "$p" 32 0xd7; then
-		verdict "$name" ""
+	pair "$3"
+	if inj "$1" SEND_ONLY --psn "$EPSN" --payload 32 --pattern 0xd7 --ackreq &&
+		vic recv "$3" 32 0xd7; then
+		verdict "$2" ""
 	else
-		verdict "$name" "the injector's packet was not delivered"
+		verdict "$2" "the injector's packet was not delivered"
 	fi
 }
 
-# stale P: duplicates with forged data, from the right address
+# stale P: duplicates with forged data, from the right address: 62 SENDs
+# below the expected PSN, a WRITE at the last real WRITE's PSN (e - 2), a
+# FETCH_ADD at the last real READ's (e - 1)
 stale() {
-	local p=$1 e d0 why=
-	e=$(pv "$p" A_EPSN)
-	d0=$(counter "$DEV_A" dup_requests)
-	# the last real SEND, WRITE, READ were at e-3, e-2, e-1
-	inj "$RIGHT" "$p" SEND_ONLY --psn "$(psn "$e" - 64)" --count 62 --payload 32 --ackreq &&
-		inj "$RIGHT" "$p" RDMA_WRITE_ONLY --psn "$(psn "$e" - 2)" --ackreq \
-			--va "$(pv "$p" A_VA)" --rkey "$(pv "$p" A_RKEY)" --len 64 --payload 64 &&
-		inj "$RIGHT" "$p" FETCH_ADD --psn "$(psn "$e" - 1)" --ackreq \
-			--va "$(pv "$p" A_VA)" --rkey "$(pv "$p" A_RKEY)" --swap 1 ||
+	local p=$1 d0 s64 s2 s1 why=""
+	pair "$p"
+	stats "$DEV_A"
+	d0=$ST_DUP
+	psn "$EPSN - 64"; s64=$PSN
+	psn "$EPSN - 2"; s2=$PSN
+	psn "$EPSN - 1"; s1=$PSN
+	inj "$RIGHT" SEND_ONLY --psn "$s64" --count 62 --payload 32 --ackreq &&
+		inj "$RIGHT" RDMA_WRITE_ONLY --psn "$s2" --ackreq --va "$VA" \
+			--rkey "$RKEY" --len 64 --payload 64 &&
+		inj "$RIGHT" FETCH_ADD --psn "$s1" --ackreq --va "$VA" --rkey "$RKEY" \
+			--swap 1 ||
 		why="injector failed"
-	wait_until 3 gt_counter "$DEV_A" dup_requests $((d0 + 63)) ||
+	wait_until 3 above DUP $((d0 + 63)) ||
 		why="${why:+$why, }dup_requests did not count all 64"
 	vic check "$p" || why="${why:+$why, }victim changed or connection broken"
 	verdict "stale PSNs from the right address: no re-execution, no data change" "$why"
