@@ -365,9 +365,11 @@ static void huge_new(void)
 	size_t off;
 	int fd = memfd_create("adv_victim", MFD_HUGETLB);
 
-	if (fd < 0 || ftruncate(fd, HUGE_CHUNK) ||
-	    (huge_back = mmap(NULL, HUGE_CHUNK, PROT_READ | PROT_WRITE, MAP_SHARED,
-			      fd, 0)) == MAP_FAILED) {
+	huge_back = MAP_FAILED;
+	if (fd >= 0 && !ftruncate(fd, HUGE_CHUNK))
+		huge_back = mmap(NULL, HUGE_CHUNK, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fd, 0);
+	if (huge_back == MAP_FAILED) {
 		if (fd >= 0)
 			close(fd);
 		kind = "shmem";

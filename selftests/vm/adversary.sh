@@ -110,7 +110,8 @@ vic() {
 # counter), ST_ICRC (rx_bad_icrc), ST_TX (tx_pkts), ST_INVREQ
 # (inv_req_naks_sent), ST_RNR (rnr_naks_rcvd), ST_DUP (dup_requests)
 stats() {
-	read -r ST_DROP ST_ICRC ST_TX ST_INVREQ ST_RNR ST_DUP < <(
+	# (no process substitution: the guest has no /dev/fd)
+	read -r ST_DROP ST_ICRC ST_TX ST_INVREQ ST_RNR ST_DUP <<<"$(
 		rdma statistic show link "$1/1" | awk '{
 			for (i = 1; i < NF; i++) {
 				if ($i ~ /^rx_drop/) d += $(i + 1)
@@ -120,7 +121,7 @@ stats() {
 			print d + 0, v["rx_bad_icrc"] + 0, v["tx_pkts"] + 0,
 			      v["inv_req_naks_sent"] + 0, v["rnr_naks_rcvd"] + 0,
 			      v["dup_requests"] + 0
-		}')
+		}')"
 }
 
 # above NAME VALUE: after a fresh stats of DEV_A, ST_NAME > VALUE
@@ -216,14 +217,14 @@ huge() {
 	t0=$ST_TX n0=$ST_INVREQ
 	$attack || why="injector failed"
 	wait_until 5 above INVREQ "$n0" || why="${why:+$why, }no invalid-request NAK"
-	# until the device is quiet for 1 s, or clearly streaming (>= 500)
+	# until the device is quiet for 0.5 s, or clearly streaming (>= 500)
 	for _ in $(seq 40); do
 		stats "$DEV_A"
 		t=$((ST_TX - t0))
 		[ "$t" -ge 500 ] && break
 		if [ "$t" = "$tprev" ]; then
 			same=$((same + 1))
-			[ "$same" -ge 4 ] && break
+			[ "$same" -ge 2 ] && break
 		else
 			same=0
 		fi
@@ -346,6 +347,8 @@ for topo in wire loop; do
 		topo_down
 		continue
 	fi
+	echo "#   $topo: topology up after $((SECONDS - T_LAST)) s"
+	T_LAST=$SECONDS
 	if [ $topo = wire ]; then
 		wire_injectors
 		# one huge page makes the 4 GiB MR quick to pin (else shmem)
