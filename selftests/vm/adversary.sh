@@ -54,16 +54,18 @@ NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 HUGEPAGES=$(cat /proc/sys/vm/nr_hugepages)
 adv_cleanup() {
 	vic_stop
-	echo "$HUGEPAGES" >/proc/sys/vm/nr_hugepages
+	echo "$HUGEPAGES" 2>/dev/null >/proc/sys/vm/nr_hugepages
 	topo_down
 	ip netns del rc-x 2>/dev/null
 	rm -f "$INJ_NOBODY" "$INJ_LOG"
 	driver_unload
 }
 trap adv_cleanup EXIT
+# a dead victim must fail its cases, not kill the suite with SIGPIPE
+trap '' PIPE
 
 # --- the victim (a coprocess: commands in, answers out) --------------------
-VPID="" VIN="" VOUT=""
+VPID="" VIN="" VOUT="" VIC_DEAD=""
 vic_stop() {
 	[ -n "$VPID" ] || return 0
 	echo quit 1>&"$VIN" 2>/dev/null
@@ -88,10 +90,12 @@ vic_read() {
 		esac
 	done
 	echo "#   (the victim stopped answering)"
+	VIC_DEAD=1
 	return 1
 }
 
 vic_start() {
+	VIC_DEAD=
 	coproc VIC { exec $RUN_A "$VICTIM" "$@" 2>&1; }
 	# bash forgets VIC once the process ends: keep our own copies
 	VPID=$VIC_PID
@@ -101,6 +105,7 @@ vic_start() {
 
 # vic CMD...: one victim command; succeeds when it answers "done CMD ok"
 vic() {
+	[ -z "$VIC_DEAD" ] || return 1
 	echo "$*" 1>&"$VIN" || return 1
 	vic_read "done" && [ "$VIC_LINE" = "done $1 ok" ]
 }
@@ -352,7 +357,7 @@ for topo in wire loop; do
 	if [ $topo = wire ]; then
 		wire_injectors
 		# one huge page makes the 4 GiB MR quick to pin (else shmem)
-		echo $((HUGEPAGES + 1)) >/proc/sys/vm/nr_hugepages
+		echo $((HUGEPAGES + 1)) 2>/dev/null >/proc/sys/vm/nr_hugepages
 		vic_start -d "$DEV_A" -g "$GID_A" -D "$DEV_B" -G "$GID_B" -n 13 -H -m 256
 	else
 		ip netns add rc-x &&
