@@ -872,9 +872,8 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	struct dst_entry *dst;
 
 	lockdep_assert_held(&qp->lock);
-	if (softrc_to_self(qp)) {
+	if (softrc_to_self(qp))
 		return softrc_local_xmit(qp, net, pkt, payload);
-	}
 	sock = qp->av.ipv6 ? READ_ONCE(snet->sock6) : READ_ONCE(snet->sock4);
 	if (!sock) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);

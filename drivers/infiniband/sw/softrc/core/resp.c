@@ -308,7 +308,6 @@ static void softrc_resp_write_end(struct softrc_core_qp *qp)
 		qp->ops->key_put(qp->ctx, pin);
 }
 
-
 /* No receive WQE: RNR NAK with our min_rnr_timer [004 5.3]. */
 static void softrc_resp_rnr(struct softrc_core_qp *qp)
 {
