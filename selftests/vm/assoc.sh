@@ -5,7 +5,7 @@
 # a live RC connection must be dropped before they touch the QP, and
 # counted. The victim is an ibv_rc_pingpong pair with -c (the server
 # validates what it receives), held still with SIGSTOP once its QPs are
-# in RTS; tools/inject/roce_inject.py sends the forgeries from ordinary
+# in RTS; tools/inject/softrc-inject sends the forgeries from ordinary
 # UDP sockets with valid ICRCs, sweeping the PSN upward from the victim's
 # initial rq_psn (`rdma res show qp`, readable by anyone) so that on a
 # driver without these checks one of them lands at the expected PSN and
@@ -35,7 +35,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 . "$REPO/selftests/verbs/topo.sh"
 
-INJECT="/usr/bin/python3 $REPO/tools/inject/roce_inject.py"
+INJECT="$REPO/tools/inject/softrc-inject --udp --op SEND_ONLY"
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 SWEEP=2048
 PP_N=2000
@@ -168,18 +168,18 @@ if topo_up wire; then
 		echo "# victim: $DEV_B QP $qpn, initial rq_psn $psn"
 		inject "wire: SENDs from a third address (10.0.0.3) dropped: rx_drop_addr" \
 			"$DEV_B" rx_drop_addr $SWEEP "$RUN_A" --src 10.0.0.3 --dst 10.0.0.2 \
-			--dqpn "$qpn" --psn "$psn" --count $SWEEP
+			--qpn "$qpn" --psn "$psn" --count $SWEEP
 		inject "wire: SENDs from the peer's address with P_Key 0x1234 dropped: rx_drop_pkey" \
 			"$DEV_B" rx_drop_pkey $SWEEP "$RUN_A" --src 10.0.0.1 --dst 10.0.0.2 \
-			--dqpn "$qpn" --psn "$psn" --count $SWEEP --pkey 0x1234
+			--qpn "$qpn" --psn "$psn" --count $SWEEP --pkey 0x1234
 		inject "wire: SENDs of user nobody over lo dropped: rx_drop_loopback" \
 			"$DEV_B" rx_drop_loopback $SWEEP "$RUN_B $NOBODY" --dst 10.0.0.2 \
-			--dqpn "$qpn" --psn "$psn" --count $SWEEP
+			--qpn "$qpn" --psn "$psn" --count $SWEEP
 		# control: the right peer's duplicates are answered
 		rx0=$(counter "$DEV_B" rx_pkts) dup0=$(counter "$DEV_B" dup_requests)
-		$RUN_A $INJECT --src 10.0.0.1 --dst 10.0.0.2 --dqpn "$qpn" \
+		$RUN_A $INJECT --src 10.0.0.1 --dst 10.0.0.2 --qpn "$qpn" \
 			--psn $(((psn - 16) & 0xffffff)) --pkey 0xffff >/dev/null
-		$RUN_A $INJECT --src 10.0.0.1 --dst 10.0.0.2 --dqpn "$qpn" \
+		$RUN_A $INJECT --src 10.0.0.1 --dst 10.0.0.2 --qpn "$qpn" \
 			--psn $(((psn - 15) & 0xffffff)) --pkey 0x7fff >/dev/null
 		sleep 1
 		rx1=$(counter "$DEV_B" rx_pkts) dup1=$(counter "$DEV_B" dup_requests)
@@ -216,7 +216,7 @@ if topo_up loop; then
 		echo "# victim: $DEV_B QP $qpn, initial rq_psn $psn"
 		inject "loop: SENDs of user nobody from the QPs' own address 10.0.0.1 dropped: rx_drop_loopback" \
 			"$DEV_B" rx_drop_loopback $SWEEP "$NOBODY" --src 10.0.0.1 --dst 10.0.0.1 \
-			--dqpn "$qpn" --psn "$psn" --count $SWEEP
+			--qpn "$qpn" --psn "$psn" --count $SWEEP
 		victim_finish "loop: the victim pair finishes cleanly ($PP_N validated iterations)"
 		check "loop: the pair's own packets took the self queue, none came over lo" \
 			test "$(counter "$DEV_A" tx_self)" -gt 0 -a \
