@@ -530,6 +530,40 @@ TEST(req_local_fence_waits_for_read)
 	EXPECT_TRUE(softrc_core_idle(&t.qp));
 }
 
+/*
+ * A WR the glue refused (a malformed user WQE) fails in SQ order: the
+ * WRITE before it is sent and completes SUCCESS once acknowledged, then
+ * the refused one completes with its status and the QP enters ERROR,
+ * flushing the SEND after it. It never flushes what came before it.
+ */
+TEST(req_refused_wr_fails_in_sq_order)
+{
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	t.local_fail = SOFTRC_WC_LOC_PROT_ERR;
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 100, SOFTRC_SEND_SIGNALED));
+	ASSERT_EQ(1, ct_post(&t, SOFTRC_WR_REFUSED, 0, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
+	EXPECT_EQ(0, t.sq[1].ssn);	/* no message: no SSN */
+	softrc_core_tx(&t.qp, 0, 100);
+	ASSERT_EQ(1, t.ntx);		/* the WRITE; nothing after the refused */
+	ASSERT_EQ(1, t.nlocal);
+	EXPECT_EQ(0, t.ncqe);		/* the WRITE is still owed its ACK */
+	EXPECT_NE(SOFTRC_QPS_ERROR, t.qp.state);
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, 1);
+	ASSERT_EQ(3, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_WC_RDMA_WRITE, t.cqe[0].opcode);
+	EXPECT_EQ(SOFTRC_WC_LOC_PROT_ERR, t.cqe[1].status);
+	EXPECT_EQ(1, t.cqe[1].slot);
+	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[2].status);
+	EXPECT_EQ(SOFTRC_QPS_ERROR, t.qp.state);
+	EXPECT_EQ(1, t.qp.cnt.local_errors);
+}
+
 /* Go-back-N resends the messages around a local WQE, never the local one. */
 TEST(req_go_back_skips_local)
 {

@@ -20,7 +20,8 @@
  * Error modes (-e) check the requester's completion status for: a bad
  * rkey, an out-of-bounds access, an MR without the needed remote access
  * right, an unreachable peer (retry exceeded, then flushes, QP in ERR), no
- * receive posted with rnr_retry < 7, and posting in RESET/INIT.
+ * receive posted with rnr_retry < 7, posting in RESET/INIT, and a bad
+ * local key (LOC_PROT_ERR in SQ order: the WRs before it succeed).
  *
  * Output is KTAP; the exit status is 0 when every test passed.
  * Runs in user space as an ordinary verbs consumer.
@@ -66,10 +67,11 @@ static const char *const kind_name[K_NR] = {
 
 enum emode { E_NONE, E_BADRKEY, E_OOB, E_NOACC_WRITE, E_NOACC_READ,
 	     E_NOACC_ATOMIC, E_UNREACH, E_RNR, E_STATE, E_DESTROY,
-	     E_NR };
+	     E_BADLKEY, E_NR };
 static const char *const emode_name[E_NR] = {
 	"none", "badrkey", "oob", "noaccess-write", "noaccess-read",
 	"noaccess-atomic", "unreachable", "rnr", "state", "destroy",
+	"badlkey",
 };
 
 enum inv_mode { INV_AUTO, INV_MW, INV_MR, INV_OFF };
@@ -1006,6 +1008,7 @@ struct cop {
 struct cli {
 	uint8_t *local, *shadow;
 	struct ibv_mr *lmr;
+	uint32_t lkey_xor;	/* error mode badlkey: spoils the next lkey */
 	struct qpinfo peer;
 	uint32_t *inv_rkey;
 	struct ring lr, rr;
@@ -1436,7 +1439,8 @@ static void client_done(int fd)
 static void post_simple(struct cli *cl, uint64_t id, enum ibv_wr_opcode opc,
 			uint64_t raddr, uint32_t rkey, uint32_t len)
 {
-	struct ibv_sge sg = { (uintptr_t)cl->local, len, cl->lmr->lkey };
+	struct ibv_sge sg = { (uintptr_t)cl->local, len,
+			      cl->lmr->lkey ^ cl->lkey_xor };
 	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sg,
 				  .num_sge = len ? 1 : 0, .opcode = opc,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
@@ -1512,6 +1516,9 @@ static void client_error(void)
 		want = IBV_WC_RNR_RETRY_EXC_ERR;
 		opc = IBV_WR_SEND;
 		break;
+	case E_BADLKEY:
+		want = IBV_WC_LOC_PROT_ERR;	/* the kernel checks lkeys */
+		break;
 	default:
 		break;
 	}
@@ -1521,7 +1528,10 @@ static void client_error(void)
 	for (i = 0; i < nbad; i++)
 		post_simple(&cl, i, IBV_WR_RDMA_WRITE, cl.peer.addr,
 			    cl.peer.rkey, 64);
+	if (o.err == E_BADLKEY)
+		cl.lkey_xor = 0x80;	/* same MR index, wrong key */
 	post_simple(&cl, nbad, opc, addr, rkey, len);
+	cl.lkey_xor = 0;
 	for (i = nbad + 1; i < nbad + 4; i++)
 		post_simple(&cl, i, IBV_WR_RDMA_WRITE, cl.peer.addr,
 			    cl.peer.rkey, 64);
@@ -1616,7 +1626,7 @@ static void usage(void)
 	     "  -r N       retry_cnt (7)          -R N     rnr_retry (7)\n"
 	     "  -T SECS    give up after (120)    -e MODE  error mode:\n"
 	     "     badrkey oob noaccess-write noaccess-read noaccess-atomic\n"
-	     "     unreachable rnr state destroy\n"
+	     "     unreachable rnr state destroy badlkey\n"
 	     "  -i MODE    SEND_WITH_INV target: auto (memory windows if any) mw mr off\n"
 	     "  -L LABEL   GRH flow label given to modify_qp, as is (0)\n"
 	     "  -Q         server on Linux rxe 6.1: accept its kernel-valued\n"

@@ -38,7 +38,10 @@ set -u
 INJECT="$REPO/tools/inject/softrc-inject --udp --op SEND_ONLY"
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 SWEEP=2048
-PP_N=2000
+# iterations of the victim pair: enough that it is still running when
+# victim_start stops it (an idle VM does ~5000 a second, so 2000 could end
+# before both QPs were seen in RTS)
+PP_N=20000
 SRV= CLI=
 
 cleanup() {

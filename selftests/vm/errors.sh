@@ -9,6 +9,8 @@
 #     retry_cnt x timeout, then flushes, QP in ERR
 #   the same with the wire cut (netem loss 100% on both veth ends)
 #   rnr (no receive posted, rnr_retry 2) -> IBV_WC_RNR_RETRY_EXC_ERR
+#   badlkey (a WRITE whose SGE names a wrong lkey) -> IBV_WC_LOC_PROT_ERR in
+#     SQ order: the WRs before it succeed, the ones after it are flushed
 #   state: ibv_post_send in RESET and in INIT returns an error
 #   selftests/verbs/mw (two QP pairs on DEV_A): memory window binds (type 1
 #     and 2B), bind errors -> IBV_WC_MW_BIND_ERR, access through an
@@ -73,6 +75,8 @@ for topo in wire loop; do
 	rc_pair "$topo: unreachable peer -> IBV_WC_RETRY_EXC_ERR after ~retry_cnt x timeout" \
 		-e unreachable -r 3 -u 14
 	rc_pair "$topo: rnr_retry 2, no receive -> IBV_WC_RNR_RETRY_EXC_ERR" -e rnr -R 2
+	rc_pair "$topo: badlkey -> IBV_WC_LOC_PROT_ERR after the earlier WRs succeed, then flushes" \
+		-e badlkey
 	check "$topo: post_send in RESET and INIT fails" \
 		$RUN_A "$RC_VERIFY" -e state -d "$DEV_A" -g "$GID_A"
 	mw_suite "$topo: memory windows, SEND_WITH_INV / LOCAL_INV rules and order"

@@ -422,6 +422,8 @@ static u8 softrc_glue_local(void *ctx, u32 slot)
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 	const struct softrc_sq_shadow *sh = &qp->sqs[slot];
 
+	if (sh->flags & SOFTRC_SQS_REFUSED)
+		return sh->local.refused.status;
 	switch (sh->opcode) {
 	case IB_WR_LOCAL_INV:
 		if (softrc_mem_invalidate(qp->sdev, qp->ibqp.pd,
@@ -481,6 +483,8 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 			return;
 		if (cqe->status == IB_WC_SUCCESS)
 			e.byte_len = sh->length;
+		if (sh->flags & SOFTRC_SQS_REFUSED)
+			e.opcode = sh->local.refused.wc_opcode;
 		if (sh->opcode == IB_WR_SEND_WITH_IMM ||
 		    sh->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 			e.flags |= SOFTRC_PWC_IMM;

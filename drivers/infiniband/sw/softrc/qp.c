@@ -623,13 +623,47 @@ static bool softrc_swr_signaled(struct softrc_qp *qp, const struct softrc_swr *s
 	return qp->sig_all || (s->flags & IB_SEND_SIGNALED);
 }
 
-/* A bad WR: the QP enters ERROR (flushing what is queued), then it fails. */
+/* A WR the engine cannot take (it is in ERROR): it completes at once. */
 static void softrc_qp_fail_wr(struct softrc_qp *qp, const struct softrc_swr *s,
 			      u8 status)
 {
 	softrc_core_set_error(&qp->core);
 	softrc_qp_push_send_err(qp, s->wr.wr_id, softrc_wc_opcode(s->opcode),
 				status);
+}
+
+/*
+ * A user WR that failed its checks takes its place in the SQ as a
+ * SOFTRC_WR_REFUSED WQE: the WRs before it finish as they would have, then
+ * it completes with @status and the QP enters ERROR (in SQ order, as the
+ * engine runs local WQEs). Only if the engine takes no WQE (ERROR) does it
+ * complete at once.
+ */
+static int softrc_qp_post_refused(struct softrc_qp *qp, struct softrc_swr *s,
+				  u8 status)
+{
+	struct softrc_core_qp *c = &qp->core;
+	struct softrc_sq_shadow *sh = &qp->sqs[c->req.tail & (qp->sq_depth - 1)];
+	struct softrc_send_wr wr = {
+		.wr_id = s->wr.wr_id,
+		.opcode = SOFTRC_WR_REFUSED,
+		.send_flags = SOFTRC_SEND_SIGNALED,
+	};
+	int ret;
+
+	sh->opcode = s->opcode;
+	sh->flags = SOFTRC_SQS_SIGNALED | SOFTRC_SQS_REFUSED;
+	sh->num_sge = 0;
+	sh->length = 0;
+	sh->local.refused.status = status;
+	sh->local.refused.wc_opcode = softrc_wc_opcode(s->opcode);
+	ret = softrc_core_post_send(c, &wr);
+	if (ret == SOFTRC_E_FULL)
+		return -ENOMEM;
+	if (ret < 0)
+		softrc_qp_fail_wr(qp, s, ret == SOFTRC_E_STATE ?
+				  IB_WC_WR_FLUSH_ERR : status);
+	return 0;
 }
 
 /*
@@ -652,8 +686,7 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 	if (status) {
 		if (!qp->is_user)
 			return -EINVAL;
-		softrc_qp_fail_wr(qp, s, status);
-		return 0;
+		return softrc_qp_post_refused(qp, s, status);
 	}
 	sh->opcode = s->opcode;
 	if (s->opcode == IB_WR_LOCAL_INV)
@@ -682,10 +715,13 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 		softrc_qp_sq_unpin(qp, slot);
 		if (ret == SOFTRC_E_FULL)
 			return -ENOMEM;
-		if (qp->is_user)
-			softrc_qp_fail_wr(qp, s, ret == SOFTRC_E_STATE ?
-					  IB_WC_WR_FLUSH_ERR : IB_WC_LOC_QP_OP_ERR);
-		return qp->is_user ? 0 : -EINVAL;
+		if (!qp->is_user)
+			return -EINVAL;
+		if (ret == SOFTRC_E_STATE)
+			softrc_qp_fail_wr(qp, s, IB_WC_WR_FLUSH_ERR);
+		else
+			return softrc_qp_post_refused(qp, s, IB_WC_LOC_QP_OP_ERR);
+		return 0;
 	}
 	WARN_ON_ONCE(ret != slot);
 	return 0;

@@ -70,6 +70,7 @@ struct softrc_reg_req {
 /* flags of a send shadow slot */
 #define SOFTRC_SQS_SIGNALED	BIT(0)
 #define SOFTRC_SQS_INLINE	BIT(1)
+#define SOFTRC_SQS_REFUSED	BIT(2)	/* a bad user WR: fails in SQ order */
 
 /**
  * struct softrc_sq_shadow - kernel copy of the local side of one send WQE,
@@ -81,7 +82,8 @@ struct softrc_reg_req {
  * @length:	total bytes
  * @local:	a local WQE's request: LOCAL_INV's R_Key, a BIND_MW or an
  *		IB_WR_REG_MR (the ULP keeps the MR alive until it completes),
- *		executed by softrc_glue_local() in SQ order
+ *		executed by softrc_glue_local() in SQ order; or a refused
+ *		WR's completion status and IB_WC_* opcode
  */
 struct softrc_sq_shadow {
 	u8 flags;
@@ -92,6 +94,10 @@ struct softrc_sq_shadow {
 		u32 inv_rkey;
 		struct softrc_mw_bind bind;
 		struct softrc_reg_req reg;
+		struct {
+			u8 status;
+			u8 wc_opcode;
+		} refused;
 	} local;
 };
 

@@ -96,6 +96,7 @@ static int softrc_check_wr(const struct softrc_core_qp *qp,
 	case SOFTRC_WR_LOCAL_INV:
 	case SOFTRC_WR_BIND_MW:
 	case SOFTRC_WR_REG_MR:
+	case SOFTRC_WR_REFUSED:
 		if (wr->length)
 			return SOFTRC_E_INVAL;
 		break;

@@ -100,6 +100,7 @@ enum softrc_wr_opcode {
 	SOFTRC_WR_BIND_MW		= 8,	/* local: no packet */
 	SOFTRC_WR_SEND_WITH_INV		= 9,
 	SOFTRC_WR_REG_MR		= 0x20,	/* local: no packet */
+	SOFTRC_WR_REFUSED		= 0x21,	/* local: fails in SQ order */
 	SOFTRC_WR_NR
 };
 
@@ -198,7 +199,12 @@ enum softrc_wqe_state {
  *
  * A local WQE takes no PSN and no SSN (the responder never sees it): it
  * goes from POSTED straight to DONE when the requester reaches it in SQ
- * order, and retires in post order like any other WQE.
+ * order, and retires in post order like any other WQE. SOFTRC_WR_REFUSED
+ * is a WR the glue could not accept (a malformed user ring entry): posted
+ * in its place, it fails in SQ order with the status ops->local gives,
+ * so the WRs before it still finish as they would have, and then the QP
+ * enters ERROR (rxe likewise fails a bad WQE when its requester reaches
+ * it).
  */
 struct softrc_send_wqe {
 	struct softrc_send_wr wr;
@@ -343,8 +349,8 @@ enum softrc_timer_id {
  * @atomic_result: store an ATOMIC's original value into send slot @slot;
  *		0, or SOFTRC_E_MEM.
  * @invalidate:	invalidate @rkey (SEND_WITH_INV); 0 = done.
- * @local:	execute the local WQE (LOCAL_INV, BIND_MW, REG_MR) of send slot
- *		@slot;
+ * @local:	execute the local WQE (LOCAL_INV, BIND_MW, REG_MR, REFUSED) of
+ *		send slot @slot;
  *		called when the requester reaches it in SQ order (after
  *		earlier READ/ATOMICs completed if it is fenced); returns its
  *		completion status (enum softrc_wc_status). A failure completes
@@ -736,7 +742,7 @@ static inline bool softrc_wr_is_atomic(u8 opcode)
 static inline bool softrc_wr_is_local(u8 opcode)
 {
 	return opcode == SOFTRC_WR_LOCAL_INV || opcode == SOFTRC_WR_BIND_MW ||
-	       opcode == SOFTRC_WR_REG_MR;
+	       opcode == SOFTRC_WR_REG_MR || opcode == SOFTRC_WR_REFUSED;
 }
 
 static inline bool softrc_wr_consumes_recv(u8 opcode)
