@@ -6,7 +6,8 @@
 # selftests/verbs/limits (its KTAP lines become diagnostics here):
 #   spin_sq / spin_rq: a thread keeps moving a user ring's producer index
 #     while another rings the doorbell (SQ, QP in ERROR) or moves the QP
-#     into ERROR (RQ flush): every call returns at once, the soft-lockup
+#     into ERROR (RQ flush): each call does a bounded amount (its longest
+#     wall time is reported, not judged: TCG preempts), the soft-lockup
 #     detector (watchdog_thresh 2) stays quiet. Needs 2 CPUs (--smp 2).
 #   overrun: completions into a full CQ: one CQ_ERR, one QP_FATAL, the QP
 #     in ERROR, the losses counted (cq_overruns, cq_wc_dropped)
