@@ -116,6 +116,14 @@ static int softrc_qp_post_one(struct softrc_qp *qp,
 }
 
 /*
+ * At most this many user ring entries (SQ pull, RQ flush) or pending
+ * completions (drain) per call; the TX tasklet continues with the rest.
+ * One ring's worth (up to 16K entries) per call under a BH-off lock took
+ * seconds under QEMU TCG: long enough for the soft-lockup detector.
+ */
+#define SOFTRC_RING_BUDGET	256
+
+/*
  * Room in the pending-completion ring for one more completion of a WQE
  * taken from a user ring, keeping free what the engine's flush of its SQ
  * and RQ needs when the QP enters ERROR (softrc_qp_init_pwc sizes the
@@ -199,7 +207,7 @@ static void softrc_qp_sqd_event(struct softrc_qp *qp)
  */
 void softrc_qp_drain_comps(struct softrc_qp *qp)
 {
-	u32 cons, budget = qp->sq_depth + qp->rq_depth + (qp->urq ? qp->max_recv_wr : 0);
+	u32 cons, budget = SOFTRC_RING_BUDGET;
 
 	if (qp->srq)
 		softrc_srq_deliver_event(qp->srq);
@@ -257,8 +265,9 @@ static void softrc_qp_push_recv_err(struct softrc_qp *qp, u64 wr_id, u8 status)
 /*
  * ERROR: receive WQEs in the user RQ ring complete as flushed. User space
  * may move the producer index for ever: one call takes at most the WQEs
- * there on entry (at most index_mask) and what the pending-completion
- * ring has room for; the TX tasklet continues with the rest.
+ * there on entry, at most SOFTRC_RING_BUDGET, and what the
+ * pending-completion ring has room for; the TX tasklet continues with the
+ * rest.
  */
 void softrc_qp_flush_user_rq(struct softrc_qp *qp)
 {
@@ -268,7 +277,7 @@ void softrc_qp_flush_user_rq(struct softrc_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	if (!qp->urq)
 		return;
-	n = softrc_queue_count(qp->urq);
+	n = min_t(u32, softrc_queue_count(qp->urq), SOFTRC_RING_BUDGET);
 	while (n-- && softrc_qp_pwc_room(qp) &&
 	       (r = softrc_queue_consumer_slot(qp->urq))) {
 		softrc_qp_push_recv_err(qp, READ_ONCE(r->wr_id),
@@ -864,7 +873,7 @@ static void softrc_swr_from_user(struct softrc_qp *qp, struct softrc_swr *s,
  * post them while the engine has room. In ERROR they complete flushed,
  * taking no engine room, so only the ring bounds the loop, and user space
  * may move its producer index for ever: one call takes at most the WQEs
- * there on entry (at most index_mask) and what the pending-completion
+ * there on entry, at most SOFTRC_RING_BUDGET, and what the pending-completion
  * ring has room for (each may complete); the TX tasklet continues.
  */
 static void softrc_qp_pull_usq(struct softrc_qp *qp)
@@ -877,7 +886,7 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 	u32 n;
 
 	lockdep_assert_held(&qp->lock);
-	n = softrc_queue_count(qp->usq);
+	n = min_t(u32, softrc_queue_count(qp->usq), SOFTRC_RING_BUDGET);
 	while (c->req.tail - c->req.head < qp->max_send_wr) {
 		if (!n-- || !softrc_qp_pwc_room(qp)) {
 			/* budget spent with WQEs left: continue later */
@@ -898,7 +907,7 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 			continue;
 		}
 		if (s.num_sge > qp->max_sge) {
-			softrc_qp_fail_wr(qp, &s, IB_WC_LOC_LEN_ERR);
+			softrc_qp_post_refused(qp, &s, IB_WC_LOC_LEN_ERR);
 			continue;
 		}
 		softrc_qp_post_swr(qp, &s);
