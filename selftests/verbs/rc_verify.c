@@ -1008,7 +1008,6 @@ struct cop {
 struct cli {
 	uint8_t *local, *shadow;
 	struct ibv_mr *lmr;
-	uint32_t lkey_xor;	/* error mode badlkey: spoils the next lkey */
 	struct qpinfo peer;
 	uint32_t *inv_rkey;
 	struct ring lr, rr;
@@ -1439,8 +1438,7 @@ static void client_done(int fd)
 static void post_simple(struct cli *cl, uint64_t id, enum ibv_wr_opcode opc,
 			uint64_t raddr, uint32_t rkey, uint32_t len)
 {
-	struct ibv_sge sg = { (uintptr_t)cl->local, len,
-			      cl->lmr->lkey ^ cl->lkey_xor };
+	struct ibv_sge sg = { (uintptr_t)cl->local, len, cl->lmr->lkey };
 	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sg,
 				  .num_sge = len ? 1 : 0, .opcode = opc,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
@@ -1457,6 +1455,31 @@ static void post_simple(struct cli *cl, uint64_t id, enum ibv_wr_opcode opc,
 	err = ibv_post_send(c.qp, &wr, &bad);
 	if (err)
 		bail("ibv_post_send: %s", strerror(err));
+}
+
+/* @n signaled 64-byte WRITEs in one post; WR @bad names a wrong lkey */
+static void post_chain_badlkey(struct cli *cl, uint32_t bad, uint32_t n)
+{
+	struct ibv_send_wr wr[8] = { 0 }, *badwr;
+	struct ibv_sge sg[8];
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < n && i < 8; i++) {
+		sg[i] = (struct ibv_sge){ (uintptr_t)cl->local, 64,
+					  cl->lmr->lkey ^ (i == bad ? 0x80 : 0) };
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sg[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].wr.rdma.remote_addr = cl->peer.addr;
+		wr[i].wr.rdma.rkey = cl->peer.rkey;
+		wr[i].next = i + 1 < n && i + 1 < 8 ? &wr[i + 1] : NULL;
+	}
+	err = ibv_post_send(c.qp, wr, &badwr);
+	if (err)
+		bail("ibv_post_send (chain): %s", strerror(err));
 }
 
 static enum ibv_qp_state qp_state(void)
@@ -1525,16 +1548,24 @@ static void client_error(void)
 	/* good ops first, except where nothing can succeed */
 	nbad = o.err == E_UNREACH || o.err == E_RNR ? 0 : 2;
 	t0 = now();
-	for (i = 0; i < nbad; i++)
+	for (i = 0; i < nbad && o.err != E_BADLKEY; i++)
 		post_simple(&cl, i, IBV_WR_RDMA_WRITE, cl.peer.addr,
 			    cl.peer.rkey, 64);
-	if (o.err == E_BADLKEY)
-		cl.lkey_xor = 0x80;	/* same MR index, wrong key */
-	post_simple(&cl, nbad, opc, addr, rkey, len);
-	cl.lkey_xor = 0;
-	for (i = nbad + 1; i < nbad + 4; i++)
-		post_simple(&cl, i, IBV_WR_RDMA_WRITE, cl.peer.addr,
-			    cl.peer.rkey, 64);
+	if (o.err == E_BADLKEY) {
+		/*
+		 * All in one chain, one doorbell: the kernel takes the good
+		 * WRITEs and the bad one in one pull, before any ACK can
+		 * come back.
+		 * The good ones must still complete SUCCESS (the bad WR
+		 * fails in SQ order), not be flushed by it.
+		 */
+		post_chain_badlkey(&cl, nbad, nbad + 4);
+	} else {
+		post_simple(&cl, nbad, opc, addr, rkey, len);
+		for (i = nbad + 1; i < nbad + 4; i++)
+			post_simple(&cl, i, IBV_WR_RDMA_WRITE, cl.peer.addr,
+				    cl.peer.rkey, 64);
+	}
 	dt = -1;
 	while (got < nbad + 4 && now() < t_end) {
 		int n = poll_wait(c.scq, wc, 8, 200), j;
