@@ -4,6 +4,9 @@
 #
 #   make              build drivers/infiniband/sw/softrc/softrc.ko
 #   make check        every test suite (host and VM); one summary line
+#   make check-debug  the VM suites and interop on a KASAN/lockdep/kmemleak
+#                     kernel built from linux-source-6.1 (cached; the first
+#                     build takes about an hour on 2 cores)
 #   make demo         boot the VM, create devices, show them
 #   make style        checkpatch --strict on our sources
 #   make sparse       sparse (C=2) with endian checks
@@ -23,7 +26,8 @@ SUMMARY		:= $(TOP)/tools/testing/ktap-summary
 RESULTS		:= $(TOP)/build/results
 
 .PHONY: all modules deps clean check check-host check-vm check-harness \
-	style sparse demo fuzz coverage bench-core verbs check-interop bench
+	style sparse demo fuzz coverage bench-core verbs check-interop bench \
+	check-debug
 all: modules
 
 $(KDIR)/Makefile:
@@ -82,6 +86,10 @@ verbs:
 check-interop: modules verbs
 	@mkdir -p $(RESULTS)
 	@$(call RUN_STEP,interop,selftests/vm/interop.sh)
+
+# Debug kernel: not part of check (the kernel build alone outlasts CI).
+check-debug: deps
+	tools/testing/check-debug.sh
 
 bench: modules
 	tools/bench/bench.sh

@@ -37,7 +37,7 @@ trap topo_cleanup EXIT
 # frwr_suite NAME: load the FRWR test module against DEV_A; it runs at
 # load (failing the load if a check failed) and logs its cases
 frwr_suite() {
-	local ko=$VERBS_DIR/kmod/softrc_frwr_test.ko rc n0
+	local ko=$KMOD_DIR/softrc_frwr_test.ko rc n0
 	n0=$(dmesg | wc -l)
 	insmod "$ko" dev="$DEV_A" gid="$GID_A"
 	rc=$?

@@ -8,6 +8,9 @@
 # kernel). Then ibv_rc_pingpong, perftest write/read/send/atomic/lat and
 # rc_verify, each with A as server and then B as server
 # (selftests/verbs/interop_guest.sh). INTEROP_A=rxe validates the pair.
+# SOFTRC_KO (a softrc.ko to load instead of the tree's) and
+# SOFTRC_VM_FLAVOR_A/_B (tools/vm/run-pair.sh) are passed on: make
+# check-debug runs A on the debug kernel.
 #
 # Topology:
 #   VM A: eth0 10.0.0.1/24, device s0|r0 ===(QEMU socket)=== VM B: eth0 10.0.0.2/24, r0
@@ -22,6 +25,7 @@ echo "TAP version 13"
 echo "# suite: interop (A $a, B $b)"
 tools/vm/run-pair.sh --timeout "${INTEROP_TIMEOUT:-900}" --mem 1024 \
 	--env INTEROP_A="$a" --env INTEROP_B="$b" --env INTEROP_N="${INTEROP_N:-50}" \
+	${SOFTRC_KO:+--env SOFTRC_KO="$SOFTRC_KO"} \
 	-- selftests/verbs/interop_guest.sh selftests/verbs/interop_guest.sh >"$log" 2>&1
 status=$?
 grep -E '^\[[AB]\] # ' "$log"

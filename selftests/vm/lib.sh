@@ -7,7 +7,10 @@
 
 SELFTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$SELFTEST_DIR/../.." && pwd -P)
-SOFTRC_KO=$REPO/drivers/infiniband/sw/softrc/softrc.ko
+# make check-debug builds both against the debug kernel, out of tree, and
+# points these at its copies
+SOFTRC_KO=${SOFTRC_KO:-$REPO/drivers/infiniband/sw/softrc/softrc.ko}
+KMOD_DIR=${SOFTRC_KMOD_DIR:-$REPO/selftests/verbs/kmod}
 KVER=$(uname -r)
 
 # --- KTAP -----------------------------------------------------------------
@@ -133,4 +136,4 @@ counter() {
 export -f wait_until softrc_deps softrc_load softrc_loaded softrc_unload \
 	softrc_install_module rdma_dev_exists rdma_dev_gone port_state port_attr \
 	counter
-export SELFTEST_DIR REPO SOFTRC_KO KVER
+export SELFTEST_DIR REPO SOFTRC_KO KMOD_DIR KVER

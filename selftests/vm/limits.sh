@@ -159,7 +159,7 @@ section "udata: QUERY_DEVICE_EX with zeroed driver data" "$LIMITS" s0 udata
 # --- H4: the SRQ limit event of a kernel ULP --------------------------------
 # softrc_srq_test.ko's handler posts to the QP whose receive hit the limit
 srq_kmod() {
-	local ko=$REPO/selftests/verbs/kmod/softrc_srq_test.ko rc n0 g
+	local ko=$KMOD_DIR/softrc_srq_test.ko rc n0 g
 	g=$(gid_index s0 10.0.0.1) || return 1
 	n0=$(dmesg | wc -l)
 	timeout 60 insmod "$ko" dev=s0 gid="$g"
@@ -168,7 +168,7 @@ srq_kmod() {
 	rmmod softrc_srq_test 2>/dev/null
 	return $rc
 }
-if [ -e "$REPO/selftests/verbs/kmod/softrc_srq_test.ko" ]; then
+if [ -e "$KMOD_DIR/softrc_srq_test.ko" ]; then
 	if srq_kmod; then
 		ok "srq limit: a kernel handler may post to the QP at once"
 	else

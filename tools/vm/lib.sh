@@ -8,7 +8,12 @@ VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO_ROOT=$(cd "$VM_DIR/../.." && pwd -P)
 export VM_DIR REPO_ROOT
 
-# Guest kernel: Debian's packaged kernel, fetched as a .deb, never installed.
+# Guest kernel flavour (SOFTRC_VM_FLAVOR):
+#   release  Debian's packaged kernel, fetched as a .deb, never installed
+#   debug    the same source built with KASAN, UBSAN, lockdep, kmemleak and
+#            friends by debug-kernel.sh (`make check-debug`); booted with
+#            panic_on_warn, so the first warning ends the run
+VM_FLAVOR=${SOFTRC_VM_FLAVOR:-release}
 KVER=${SOFTRC_VM_KVER:-6.1.0-57-amd64}
 KPKG=linux-image-$KVER
 
@@ -19,10 +24,25 @@ KPKG=linux-image-$KVER
 #                  bzImage's xz decompression, which takes ~5 s under TCG
 #   initramfs.cpio the base initramfs (busybox + boot modules + init)
 #   stamp          hash of the inputs the above were built from
+# The debug flavour's cache is vm-debug/ (see debug-kernel.sh): no .deb and
+# no bzImage, only the vmlinux it built and its modules_install tree.
 CACHE_ROOT=${SOFTRC_CACHE:-${HOME:-/root}/.cache/softrc}
 VM_CACHE=$CACHE_ROOT/vm
+VM_DEFAULT_MEM=2048
+VM_APPEND_FLAVOR=
+case $VM_FLAVOR in
+release) ;;
+debug)
+	VM_CACHE=$CACHE_ROOT/vm-debug
+	KVER=$(cat "$VM_CACHE/release" 2>/dev/null || echo none)
+	VM_DEFAULT_MEM=3072
+	VM_APPEND_FLAVOR="panic_on_warn=1 kmemleak=on"
+	;;
+*) printf 'softrc-vm: ERROR: SOFTRC_VM_FLAVOR must be release or debug\n' >&2; exit 125 ;;
+esac
 KROOT=$VM_CACHE/root
 KIMAGE=$KROOT/boot/vmlinuz-$KVER
+[[ $VM_FLAVOR == debug ]] && KIMAGE=$VM_CACHE/vmlinux
 KMODDIR=$KROOT/lib/modules/$KVER
 KVMLINUX=$VM_CACHE/vmlinux
 BASE_INITRD=$VM_CACHE/initramfs.cpio
@@ -47,7 +67,8 @@ vm_die() { printf 'softrc-vm: ERROR: %s\n' "$*" >&2; exit 125; }
 # scripts or the builder, or a different kernel, invalidates the cache.
 vm_inputs_hash() {
 	{
-		printf 'kver=%s\n' "$KVER"
+		printf 'kver=%s flavor=%s\n' "$KVER" "$VM_FLAVOR"
+		[[ $VM_FLAVOR == debug ]] && cat "$VM_CACHE/key" 2>/dev/null
 		cat "$VM_DIR/lib.sh" "$VM_DIR/setup.sh" "$VM_DIR/init" "$VM_DIR/stage2"
 	} | sha256sum | cut -d' ' -f1
 }

@@ -27,6 +27,9 @@
 #
 # Defaults per VM: 1 vCPU (two VMs share the host's cores), 1024 MB,
 # timeout 600 s.  Console lines are prefixed "[A] " / "[B] ".
+# SOFTRC_VM_FLAVOR_A / SOFTRC_VM_FLAVOR_B pick each guest's kernel
+# (release|debug, default SOFTRC_VM_FLAVOR, see lib.sh); a debug guest
+# gets at least 2048 MB.
 # --log PREFIX writes PREFIX.A.log and PREFIX.B.log.
 #
 # Exit status: 0 if both runs pass; otherwise A's status if A failed,
@@ -56,12 +59,19 @@ done
 (($# == 2)) || vm_die "run-pair.sh: need exactly two commands, CMD_A and CMD_B"
 cmd_a=$1
 cmd_b=$2
-common+=(--smp "$smp" --mem "$mem")
+common+=(--smp "$smp")
+flavor_a=${SOFTRC_VM_FLAVOR_A:-$VM_FLAVOR}
+flavor_b=${SOFTRC_VM_FLAVOR_B:-$VM_FLAVOR}
+side_mem() { # $1 = flavour
+	if [[ $1 == debug ]] && ((mem < 2048)); then echo 2048; else echo "$mem"; fi
+}
 mac_a=52:54:00:5f:00:0a
 mac_b=52:54:00:5f:00:0b
 
-# Build the cache once here, not twice in parallel below.
-vm_ensure_cache
+# Build the caches once here, not twice in parallel below.
+for f in $(printf '%s\n' "$flavor_a" "$flavor_b" | sort -u); do
+	SOFTRC_VM_FLAVOR=$f "$VM_DIR/setup.sh" || vm_die "setup.sh ($f) failed"
+done
 
 # --- Phase 1: a free loopback port ---------------------------------------------------
 port_in_use() { [[ -n $(ss -Htan "sport = :$1" 2>/dev/null) ]]; }
@@ -87,7 +97,7 @@ trap 'exit 130' INT TERM
 
 # --- Phase 2: boot A (listening side), wait for its socket, then B -------------------
 vm_log "pair: link on 127.0.0.1:$port"
-"$VM_DIR/run.sh" "${common[@]}" --name A ${log:+--log "$log.A.log"} \
+SOFTRC_VM_FLAVOR=$flavor_a "$VM_DIR/run.sh" "${common[@]}" --mem "$(side_mem "$flavor_a")" --name A ${log:+--log "$log.A.log"} \
 	--netdev-listen "$port" --mac "$mac_a" --env "SOFTRC_VM_PEER_MAC=$mac_b" \
 	-- "$cmd_a" &
 pid_a=$!
@@ -97,7 +107,7 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 [[ -n $(ss -Htln "sport = :$port" 2>/dev/null) ]] || vm_log "pair: A never listened on $port"
-"$VM_DIR/run.sh" "${common[@]}" --name B ${log:+--log "$log.B.log"} \
+SOFTRC_VM_FLAVOR=$flavor_b "$VM_DIR/run.sh" "${common[@]}" --mem "$(side_mem "$flavor_b")" --name B ${log:+--log "$log.B.log"} \
 	--netdev-connect "$port" --mac "$mac_b" --env "SOFTRC_VM_PEER_MAC=$mac_a" \
 	-- "$cmd_b" &
 pid_b=$!

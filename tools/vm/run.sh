@@ -8,7 +8,7 @@
 # Options:
 #   --timeout SECS   host-side limit for the whole VM run (default 600,
 #                    env SOFTRC_VM_TIMEOUT); expiry fails with status 124
-#   --mem MB         guest memory (default 2048)
+#   --mem MB         guest memory (default 2048; 3072 for the debug kernel)
 #   --smp N          guest vCPUs (default 2)
 #   --env NAME=VAL   export NAME=VAL to CMD (repeatable); SOFTRC_VM_ENV is
 #                    also honoured: SOFTRC_VM_ENV="A=1 B=2" (whitespace
@@ -58,6 +58,8 @@
 # grows to 10-20 s with 2 vCPUs; --smp 1 suffers much less from that.
 #
 # Environment: SOFTRC_CACHE (cache root, default ~/.cache/softrc),
+# SOFTRC_VM_FLAVOR (release|debug: Debian's kernel or the debug build of
+# tools/vm/debug-kernel.sh, see lib.sh),
 # SOFTRC_VM_ACCEL (kvm|tcg, default: probe), SOFTRC_VM_TIMEOUT,
 # SOFTRC_VM_ENV, SOFTRC_VM_APPEND.
 set -euo pipefail
@@ -69,7 +71,7 @@ usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0
 
 # --- Phase 0: options ----------------------------------------------------------
 timeout=${SOFTRC_VM_TIMEOUT:-600}
-mem=2048
+mem=$VM_DEFAULT_MEM
 smp=2
 logfile=
 name=
@@ -188,7 +190,7 @@ qemu=(qemu-system-x86_64 -name "softrc-vm${name:+-$name}"
 	-M q35 "${accel_args[@]}" -m "$mem" -smp "$smp"
 	-nodefaults -display none -serial stdio -monitor none -no-reboot
 	-kernel "$kernel" -initrd "$rundir/initrd"
-	-append "console=ttyS0 loglevel=5 panic=-1 rdinit=/init cryptomgr.notests=1 $append"
+	-append "console=ttyS0 loglevel=5 panic=-1 rdinit=/init cryptomgr.notests=1 $VM_APPEND_FLAVOR $append"
 	-fsdev local,id=fs0,path=/,security_model=none,readonly=on,multidevs=remap
 	-device "virtio-9p-pci,fsdev=fs0,mount_tag=hostroot"
 	-device "virtio-rng-pci")

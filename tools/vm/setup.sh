@@ -41,6 +41,13 @@ if ((${#missing[@]})); then
 		vm_die "cannot install ${missing[*]}"
 fi
 
+# The debug flavour's kernel is built by debug-kernel.sh (an hour of CPU),
+# never implicitly here: only its initramfs is made below.
+if [[ $VM_FLAVOR == debug ]]; then
+	[[ -s $KVMLINUX && -f $KMODDIR/modules.dep ]] ||
+		vm_die "no debug kernel in $VM_CACHE: run tools/vm/debug-kernel.sh (make check-debug does)"
+	debver=$(cat "$VM_CACHE/key")
+else
 # --- Phase 2: fetch the kernel package --------------------------------------
 shopt -s nullglob
 debs=("$VM_CACHE/${KPKG}"_*.deb)
@@ -102,6 +109,7 @@ if ((extracted)) || [[ ! -f $KVMLINUX ]]; then
 	extract_vmlinux ||
 		{ vm_log "could not extract a PVH vmlinux; booting the bzImage (slower)"; : >"$KVMLINUX"; }
 fi
+fi # release flavour
 
 # --- Phase 4b: base initramfs -------------------------------------------------
 # Layout: /init (busybox sh), /bin/busybox, /softrc/{stage2,mod/*.ko,
@@ -146,4 +154,4 @@ add_mods "$stage/softrc/modules.nic" "${VM_NIC_MODS[@]}"
 mv "$BASE_INITRD.tmp" "$BASE_INITRD"
 
 printf 'inputs=%s\ndeb=%s\n' "$(vm_inputs_hash)" "$debver" >"$STAMP"
-vm_log "cache ready in $VM_CACHE ($KPKG $debver)"
+vm_log "cache ready in $VM_CACHE ($VM_FLAVOR: $KVER $debver)"

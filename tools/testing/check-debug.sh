@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-debug.sh - `make check-debug`: every VM suite on the debug kernel.
+#
+# Runs on the host, as root.  Steps:
+#   1. tools/vm/debug-kernel.sh: build (or find cached) Debian's 6.1 source
+#      with KASAN, UBSAN, lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS,
+#      kmemleak, soft-lockup and hung-task detectors;
+#   2. softrc.ko and the test modules (selftests/verbs/kmod) built against
+#      it, W=1 -Werror, in copies under build/debug/ (the tree's own
+#      softrc.ko stays built for Debian's kernel);
+#   3. every VM suite in one boot of the debug kernel (panic_on_warn), the
+#      kmemleak scan at the end (selftests/vm/run_all.sh), and the guest's
+#      own verdict (finished, kernel log clean);
+#   4. interop with rxe: the softrc guest on the debug kernel, the rxe
+#      guest on Debian's.
+# Results are KTAP in build/results-debug/; one summary line at the end.
+# The times of each step are printed (the first build takes most of it).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+top=$PWD
+res=$top/build/results-debug
+out=$top/build/debug
+rm -rf "$res"
+mkdir -p "$res" "$out"
+
+stamp() { date +%s; }
+took() { echo "# check-debug: $1 took $(($(stamp) - $2)) s"; }
+
+t=$(stamp)
+tools/setup/deps.sh flex bison bc libelf-dev libssl-dev rsync || exit 1
+dk=$(tools/vm/debug-kernel.sh) || { echo "check-debug: debug kernel build failed" >&2; exit 1; }
+kd=$dk/build
+took "debug kernel (build or cache)" "$t"
+
+t=$(stamp)
+rsync -a --delete --include='*/' --include='*.[ch]' --include=Kbuild \
+	--include=Makefile --exclude='*' Kbuild drivers include "$out/mod/" || exit 1
+rsync -a --delete --include='*.[ch]' --include=Makefile --exclude='*' \
+	selftests/verbs/kmod/ "$out/kmod/" || exit 1
+if ! { make -C "$kd" M="$out/mod" W=1 KCFLAGS=-Werror modules &&
+	make -C "$out/kmod" KDIR="$kd" && make -C selftests/verbs; } >"$res/build.log" 2>&1; then
+	tail -n 30 "$res/build.log"
+	echo "check-debug: module build failed" >&2
+	exit 1
+fi
+ko=$out/mod/drivers/infiniband/sw/softrc/softrc.ko
+took "modules against the debug kernel" "$t"
+
+t=$(stamp)
+SOFTRC_VM_FLAVOR=debug tools/vm/run.sh --timeout "${CHECK_DEBUG_TIMEOUT:-5400}" \
+	--env SOFTRC_KO="$ko" --env SOFTRC_KMOD_DIR="$out/kmod" \
+	-- selftests/vm/run_all.sh 2>&1 | tee "$res/vm.log"
+echo "${PIPESTATUS[0]}" >"$res/vm.status"
+tools/testing/vm-ktap "$res/vm.log" "$res/vm.status" >"$res/vm.ktap"
+took "VM suites on the debug kernel" "$t"
+
+t=$(stamp)
+SOFTRC_VM_FLAVOR_A=debug SOFTRC_KO="$ko" INTEROP_TIMEOUT=${INTEROP_TIMEOUT:-1800} \
+	selftests/vm/interop.sh 2>&1 |
+	tee "$res/interop.ktap"
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 0 ] || echo "not ok 1 interop: step exited with status $rc" | tee -a "$res/interop.ktap"
+took "interop (softrc on the debug kernel, rxe on Debian's)" "$t"
+
+tools/testing/ktap-summary "$res"/*.ktap
