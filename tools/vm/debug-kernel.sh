@@ -16,10 +16,12 @@
 #   root/          modules_install output, /lib/modules/<release>/
 #   vmlinux        the kernel ELF, booted through its PVH note
 #   release        the kernel release string
-#   key            hash of the inputs: source package version, this
-#                  script (config recipe, module list)
-# A second run with the same key does nothing.  The build runs at low
-# priority (nice 19) so it yields the CPU to anything else.
+#   key            hash of what was built: source package version and
+#                  the final .config
+# Every run configures afresh in a scratch tree (a few seconds); when the
+# source version and the resulting .config match the cached build, nothing
+# is rebuilt.  A changed config rebuilds from scratch.  The build runs at
+# low priority (nice 19) so it yields the CPU to anything else.
 #
 # Usage: tools/vm/debug-kernel.sh [--force]    prints the cache directory
 set -euo pipefail
@@ -36,16 +38,10 @@ die() { log "ERROR: $*"; exit 1; }
 [[ -f $base_config ]] || die "no $base_config (linux-headers-6.1.0-57-amd64)"
 
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
-key=$({ echo "$srcver"; cat "${BASH_SOURCE[0]}" "$base_config"; } | sha256sum | cut -d' ' -f1)
 
 mkdir -p "$cache"
-exec 9>"$cache/.lock"
+exec 9>"$cache/.build.lock"
 flock 9
-if [[ ${1:-} != --force && -f $cache/key && $(cat "$cache/key") == "$key" &&
-	-s $cache/vmlinux && -f $cache/release ]]; then
-	echo "$cache"
-	exit 0
-fi
 
 # Modules the VM suites load (directly, or through autoload: veth for the
 # namespace pair, netem for the lossy links), the RDMA core, rxe for the
@@ -70,15 +66,17 @@ if [[ ! -f $src/.softrc-src || $(cat "$src/.softrc-src") != "$srcver" ]]; then
 fi
 
 log "configuring"
-rm -rf "$build"
-mkdir -p "$build"
-cp "$base_config" "$build/.config"
+scratch=$cache/config
+rm -rf "$scratch"
+mkdir -p "$scratch"
+cp "$base_config" "$scratch/.config"
 printf '%s 0 0\n' "${mods[@]}" | sed '1i Module Size Used_by' >"$cache/lsmod"
-kmake() { nice -n 19 make -C "$src" O="$build" "$@"; }
+kmake() { nice -n 19 make -C "$src" O="$out" "$@"; }
+out=$scratch
 kmake olddefconfig >/dev/null
 { yes '' || true; } | kmake LSMOD="$cache/lsmod" localmodconfig >/dev/null 2>"$cache/localmodconfig.log"
 
-cfg() { "$src/scripts/config" --file "$build/.config" "$@"; }
+cfg() { "$src/scripts/config" --file "$scratch/.config" "$@"; }
 for o in "${builtin[@]}"; do cfg -e "$o"; done
 cfg --set-str LOCALVERSION "$localver" -d LOCALVERSION_AUTO \
 	-d MODULE_SIG -d MODULE_SIG_ALL --set-str MODULE_SIG_KEY "" \
@@ -103,12 +101,29 @@ kmake olddefconfig >/dev/null
 for o in KASAN UBSAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_OBJECTS \
 	DEBUG_KMEMLEAK SOFTLOCKUP_DETECTOR DETECT_HUNG_TASK PVH \
 	VIRTIO_PCI NET_9P_VIRTIO 9P_FS OVERLAY_FS INFINIBAND; do
-	grep -q "^CONFIG_$o=[ym]" "$build/.config" || die "CONFIG_$o did not stick"
+	grep -q "^CONFIG_$o=[ym]" "$scratch/.config" || die "CONFIG_$o did not stick"
 done
-grep -q '^CONFIG_RDMA_RXE=m' "$build/.config" || die "CONFIG_RDMA_RXE did not stick"
+grep -q '^CONFIG_RDMA_RXE=m' "$scratch/.config" || die "CONFIG_RDMA_RXE did not stick"
+
+key=$({ echo "$srcver"; cat "$scratch/.config"; } | sha256sum | cut -d' ' -f1)
+if [[ ${1:-} != --force && -f $cache/key && $(cat "$cache/key") == "$key" &&
+	-s $cache/vmlinux && -f $cache/release ]]; then
+	rm -rf "$scratch"
+	echo "$cache"
+	exit 0
+fi
+# Same config as the build tree has: finish that build (make is
+# incremental); another config: start over.
+if ! cmp -s "$scratch/.config" "$build/.config"; then
+	rm -rf "$build"
+	mkdir -p "$build"
+	cp "$scratch/.config" "$build/.config"
+fi
+rm -rf "$scratch"
+out=$build
 
 jobs=$(nproc)
-log "building (make -j$jobs, nice 19); this takes a while under 2 cores"
+log "building (make -j$jobs, nice 19); the first build takes about an hour on 2 cores"
 t0=$SECONDS
 kmake -j"$jobs" vmlinux modules >"$cache/build.log" 2>&1 ||
 	{ tail -n 30 "$cache/build.log" >&2; die "kernel build failed (see $cache/build.log)"; }
