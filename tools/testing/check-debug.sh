@@ -23,7 +23,7 @@ top=$PWD
 res=$top/build/results-debug
 out=$top/build/debug
 rm -rf "$res"
-mkdir -p "$res" "$out"
+mkdir -p "$res" "$out/mod" "$out/kmod"
 
 stamp() { date +%s; }
 took() { echo "# check-debug: $1 took $(($(stamp) - $2)) s"; }

@@ -262,7 +262,7 @@ fi
 if grep -aq 'SOFTRC-VM-INIT-FAIL' "$log"; then
 	fail 125 "guest init failed: $(grep -a -m1 'SOFTRC-VM-INIT-FAIL' "$log")"
 fi
-rc=$(grep -a '^SOFTRC-VM-EXIT=[0-9]*$' "$log" | tail -n1 | cut -d= -f2)
+rc=$(grep -a '^SOFTRC-VM-EXIT=[0-9]*$' "$log" | tail -n1 | cut -d= -f2 || true)
 if [[ -z $rc ]]; then
 	fail 125 "guest ended without reporting an exit status (qemu status $qrc)"
 fi

@@ -32,7 +32,8 @@ for p in "${VM_HOST_PKGS[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 # Headers let module builds target the guest kernel; optional but wanted.
-dpkg -s "linux-headers-$KVER" >/dev/null 2>&1 || missing+=("linux-headers-$KVER")
+[[ $VM_FLAVOR == debug ]] ||
+	dpkg -s "linux-headers-$KVER" >/dev/null 2>&1 || missing+=("linux-headers-$KVER")
 if ((${#missing[@]})); then
 	vm_log "installing host packages: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
@@ -44,7 +45,7 @@ fi
 # The debug flavour's kernel is built by debug-kernel.sh (an hour of CPU),
 # never implicitly here: only its initramfs is made below.
 if [[ $VM_FLAVOR == debug ]]; then
-	[[ -s $KVMLINUX && -f $KMODDIR/modules.dep ]] ||
+	[[ -s $KIMAGE && -f $KMODDIR/modules.dep ]] ||
 		vm_die "no debug kernel in $VM_CACHE: run tools/vm/debug-kernel.sh (make check-debug does)"
 	debver=$(cat "$VM_CACHE/key")
 else
