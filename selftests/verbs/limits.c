@@ -9,7 +9,9 @@
  *			another rings the doorbell: every doorbell returns at
  *			once (the kernel bounds its work per call)
  *   spin_rq SECS	the same on the RQ ring, while another thread moves
- *			the QP RESET -> INIT -> ERROR (the flush) over and over
+ *			the QP RESET -> INIT -> ERROR (the flush) over and over;
+ *			first, one move to ERROR with the ring full (limits.sh
+ *			counts the entries each flush call takes)
  *   overrun		a CQ of 1 entry gets several completions of a
  *			self-connected QP: one IB_EVENT_CQ_ERR, one
  *			IB_EVENT_QP_FATAL, the QP in ERROR, no more events
@@ -195,6 +197,45 @@ static struct ibv_qp *ring_qp(struct ibv_pd *pd, struct ibv_cq *cq, bool deep_sq
 	return qp;
 }
 
+/* Ring entries the kernel consumed since consumer index @from. */
+static uint32_t consumed_since(const struct rxe_queue_buf *ring, uint32_t from)
+{
+	return (__atomic_load_n(&ring->consumer_index, __ATOMIC_ACQUIRE) - from) &
+	       ring->index_mask;
+}
+
+/*
+ * One INIT -> ERROR with @rq full (index_mask entries) and its producer
+ * index left alone: a flush call that bounds its work leaves most of a
+ * deep ring to later calls; one that loops until the ring is empty, under
+ * the QP lock, takes all of it at once, and with a producer that keeps
+ * moving never returns (security review F3). limits.sh counts the entries
+ * per flush call in the kernel (kmod/softrc_rqflush_test.ko); what the
+ * call had flushed when it returned is only reported here: the flush
+ * carries on in softirq context, on this CPU, as the call returns, by an
+ * amount that depends on the CPU's speed.
+ */
+static void rq_one_call(struct ibv_qp *qp, struct rxe_queue_buf *rq)
+{
+	uint32_t mask = rq->index_mask, c, n;
+	double t;
+
+	if (!ok(!to_init(qp), "rq: QP to INIT"))
+		return;
+	c = __atomic_load_n(&rq->consumer_index, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&rq->producer_index, (c + mask) & mask, __ATOMIC_RELEASE);
+	t = now();
+	if (!ok(!to_state(qp, IBV_QPS_ERR), "rq: QP to ERROR with %u entries in the RQ ring",
+		mask))
+		return;
+	n = consumed_since(rq, c);
+	t = now() - t;
+	printf("# rq: the call to ERROR returned after %.3f s, %u of the %u entries flushed\n",
+	       t, n, mask);
+	/* the rest drains in the background; RESET for the spinning part */
+	ok(!to_state(qp, IBV_QPS_RESET), "rq: QP to RESET");
+}
+
 static void test_spin(bool sq_side, int secs)
 {
 	const char *w = sq_side ? "sq" : "rq";
@@ -217,6 +258,8 @@ static void test_spin(bool sq_side, int secs)
 		return;
 	if (sq_side)
 		ok(!to_init(qp) && !to_state(qp, IBV_QPS_ERR), "%s: QP to ERROR", w);
+	else
+		rq_one_call(qp, rq);
 	s.ring = sq_side ? sq : rq;
 	s.until = now() + secs;
 	pthread_create(&th, NULL, spin_producer, &s);

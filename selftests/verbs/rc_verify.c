@@ -20,8 +20,10 @@
  * Error modes (-e) check the requester's completion status for: a bad
  * rkey, an out-of-bounds access, an MR without the needed remote access
  * right, an unreachable peer (retry exceeded, then flushes, QP in ERR), no
- * receive posted with rnr_retry < 7, posting in RESET/INIT, and a bad
- * local key (LOC_PROT_ERR in SQ order: the WRs before it succeed).
+ * receive posted with rnr_retry < 7, posting in RESET/INIT, a bad
+ * local key (LOC_PROT_ERR in SQ order: the WRs before it succeed), and a
+ * READ or an ATOMIC to a responder with max_dest_rd_atomic 0 (NAK invalid
+ * request: REM_INV_REQ_ERR, nothing read, the target memory unchanged).
  *
  * Output is KTAP; the exit status is 0 when every test passed.
  * Runs in user space as an ordinary verbs consumer.
@@ -67,11 +69,11 @@ static const char *const kind_name[K_NR] = {
 
 enum emode { E_NONE, E_BADRKEY, E_OOB, E_NOACC_WRITE, E_NOACC_READ,
 	     E_NOACC_ATOMIC, E_UNREACH, E_RNR, E_STATE, E_DESTROY,
-	     E_BADLKEY, E_NR };
+	     E_BADLKEY, E_NORES_READ, E_NORES_ATOMIC, E_NR };
 static const char *const emode_name[E_NR] = {
 	"none", "badrkey", "oob", "noaccess-write", "noaccess-read",
 	"noaccess-atomic", "unreachable", "rnr", "state", "destroy",
-	"badlkey",
+	"badlkey", "nores-read", "nores-atomic",
 };
 
 enum inv_mode { INV_AUTO, INV_MW, INV_MR, INV_OFF };
@@ -515,6 +517,12 @@ static int modify_init(struct ibv_qp *qp)
 			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
+/* nores-*: the responder has no READ/ATOMIC resources */
+static bool nores_mode(void)
+{
+	return o.err == E_NORES_READ || o.err == E_NORES_ATOMIC;
+}
+
 static void connect_qp(const struct qpinfo *peer)
 {
 	uint8_t rd = c.dattr.max_qp_rd_atom < 16 ?
@@ -531,6 +539,9 @@ static void connect_qp(const struct qpinfo *peer)
 	};
 	int st;
 
+	/* the server issues no READ/ATOMIC: max_rd_atomic 0 is fine too */
+	if (o.server && nores_mode())
+		rc.rd_atomic = 0;
 	memcpy(rc.dgid.raw, peer->gid, 16);
 	st = rc_qp_to_rts(c.qp, &rc);
 	if (st)
@@ -1421,7 +1432,8 @@ static void client_traffic(void)
 }
 
 /* Tell the server we are done; take (and drop) its report and memory. */
-static void client_done(int fd)
+/* The end of an error mode: the server's target memory, to free */
+static uint8_t *client_done_mem(int fd)
 {
 	uint8_t *mem = zalloc(TARGET_SIZE);
 	struct report rep;
@@ -1431,7 +1443,12 @@ static void client_done(int fd)
 	get(fd, &rep, sizeof(rep));
 	get(fd, mem, TARGET_SIZE);
 	put(fd, &b, 1);
-	free(mem);
+	return mem;
+}
+
+static void client_done(int fd)
+{
+	free(client_done_mem(fd));
 }
 
 /* --- error modes ------------------------------------------------------------ */
@@ -1492,6 +1509,30 @@ static enum ibv_qp_state qp_state(void)
 	return a.qp_state;
 }
 
+/* nores-*: the READ / ATOMIC goes to this target offset, which no WRITE touches */
+#define NORES_OFF	4096u
+
+/*
+ * nores-*: nothing moved. The READ (or the ATOMIC's original value) would
+ * have landed in local[0, len), which is zero, while the target holds the
+ * seeded pattern there; a FETCH_AND_ADD of 1 would have changed the target.
+ */
+static void nores_check(struct cli *cl, int fd, uint32_t len)
+{
+	uint8_t *mem = client_done_mem(fd);
+	uint32_t i, lbad = 0, rbad = 0;
+
+	for (i = 0; i < len; i++) {
+		lbad += cl->local[i] != 0;
+		rbad += mem[NORES_OFF + i] != cl->shadow[NORES_OFF + i];
+	}
+	result(!lbad, "%s: nothing came back into the local buffer (%u of %u bytes changed)",
+	       emode_name[o.err], lbad, len);
+	result(!rbad, "%s: the target memory is unchanged (%u of %u bytes changed)",
+	       emode_name[o.err], rbad, len);
+	free(mem);
+}
+
 static void client_error(void)
 {
 	struct cli cl = { 0 };
@@ -1541,6 +1582,17 @@ static void client_error(void)
 		break;
 	case E_BADLKEY:
 		want = IBV_WC_LOC_PROT_ERR;	/* the kernel checks lkeys */
+		break;
+	case E_NORES_READ:
+		want = IBV_WC_REM_INV_REQ_ERR;
+		opc = IBV_WR_RDMA_READ;
+		addr += NORES_OFF;
+		break;
+	case E_NORES_ATOMIC:
+		want = IBV_WC_REM_INV_REQ_ERR;
+		opc = IBV_WR_ATOMIC_FETCH_AND_ADD;
+		addr += NORES_OFF;
+		len = 8;
 		break;
 	default:
 		break;
@@ -1598,7 +1650,10 @@ static void client_error(void)
 		       "retry exceeded after %.3f s (retry_cnt %d x %.3f s timeout)",
 		       dt, o.retry, unit);
 	}
-	client_done(fd);
+	if (nores_mode())
+		nores_check(&cl, fd, len);
+	else
+		client_done(fd);
 }
 
 /* destroy the QP with WRs in flight, then everything else */
@@ -1657,7 +1712,7 @@ static void usage(void)
 	     "  -r N       retry_cnt (7)          -R N     rnr_retry (7)\n"
 	     "  -T SECS    give up after (120)    -e MODE  error mode:\n"
 	     "     badrkey oob noaccess-write noaccess-read noaccess-atomic\n"
-	     "     unreachable rnr state destroy badlkey\n"
+	     "     unreachable rnr state destroy badlkey nores-read nores-atomic\n"
 	     "  -i MODE    SEND_WITH_INV target: auto (memory windows if any) mw mr off\n"
 	     "  -L LABEL   GRH flow label given to modify_qp, as is (0)\n"
 	     "  -Q         server on Linux rxe 6.1: accept its kernel-valued\n"

@@ -12,6 +12,10 @@
 #   badlkey (a WRITE whose SGE names a wrong lkey) -> IBV_WC_LOC_PROT_ERR in
 #     SQ order: the WRs before it succeed, the ones after it are flushed
 #   state: ibv_post_send in RESET and in INIT returns an error
+#   nores-{read,atomic}: a READ / FETCH_AND_ADD to a responder whose QP has
+#     max_dest_rd_atomic 0 -> IBV_WC_REM_INV_REQ_ERR (NAK invalid request,
+#     counted in the responder's inv_req_naks_sent), nothing read back, the
+#     target memory unchanged; the rest flushed, QP in ERR
 #   selftests/verbs/mw (two QP pairs on DEV_A): memory window binds (type 1
 #     and 2B), bind errors -> IBV_WC_MW_BIND_ERR, access through an
 #     invalidated or deallocated window -> IBV_WC_REM_ACCESS_ERR,
@@ -77,6 +81,14 @@ for topo in wire loop; do
 	rc_pair "$topo: rnr_retry 2, no receive -> IBV_WC_RNR_RETRY_EXC_ERR" -e rnr -R 2
 	rc_pair "$topo: badlkey -> IBV_WC_LOC_PROT_ERR after the earlier WRs succeed, then flushes" \
 		-e badlkey
+	for e in nores-read nores-atomic; do
+		n0=$(counter "$DEV_B" inv_req_naks_sent)
+		rc_pair "$topo: $e: max_dest_rd_atomic 0 -> IBV_WC_REM_INV_REQ_ERR, nothing moved" \
+			-e $e
+		[ "$SOFTRC_DRIVER" = softrc ] &&
+			check "$topo: $e: the responder NAKed it (inv_req_naks_sent > ${n0:-0})" \
+				test "$(counter "$DEV_B" inv_req_naks_sent)" -gt "${n0:-0}"
+	done
 	check "$topo: post_send in RESET and INIT fails" \
 		$RUN_A "$RC_VERIFY" -e state -d "$DEV_A" -g "$GID_A"
 	mw_suite "$topo: memory windows, SEND_WITH_INV / LOCAL_INV rules and order"

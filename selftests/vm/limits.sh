@@ -9,6 +9,11 @@
 #     into ERROR (RQ flush): each call does a bounded amount (its longest
 #     wall time is reported, not judged: TCG preempts), the soft-lockup
 #     detector (watchdog_thresh 2) stays quiet. Needs 2 CPUs (--smp 2).
+#     spin_rq also loads selftests/verbs/kmod/softrc_rqflush_test.ko, whose
+#     probes count the RQ entries each ERROR flush call takes: at most a
+#     fixed budget (1024 here; softrc's is 256), never the ring (0d7acba
+#     took all 16K+ queued entries, and more while the producer moved, in
+#     one call under the QP lock)
 #   overrun: completions into a full CQ: one CQ_ERR, one QP_FATAL, the QP
 #     in ERROR, the losses counted (cq_overruns, cq_wc_dropped)
 #   udata: QUERY_DEVICE_EX with zeroed driver data
@@ -40,6 +45,7 @@ cleanup() {
 	ip netns del $NS 2>/dev/null
 	ip link del va 2>/dev/null
 	[ -d $CG ] && rmdir $CG 2>/dev/null
+	rmmod softrc_rqflush_test 2>/dev/null
 	rmmod softrc 2>/dev/null
 }
 trap cleanup EXIT
@@ -144,13 +150,26 @@ if [ "$(nproc)" -ge 2 ]; then
 	sysctl -qw kernel.soft_watchdog=1 2>/dev/null
 	n0=$(dmesg | wc -l)
 	section "spin_sq: doorbells stay bounded while the SQ producer spins" "$LIMITS" s0 spin_sq 8
+	rqf_ko=$REPO/selftests/verbs/kmod/softrc_rqflush_test.ko
+	rqf=/sys/module/softrc_rqflush_test/parameters
+	rqf_on=
+	[ -e "$rqf_ko" ] && insmod "$rqf_ko" && rqf_on=1
 	section "spin_rq: the ERROR flush stays bounded while the RQ producer spins" "$LIMITS" s0 spin_rq 8
+	if [ -n "$rqf_on" ]; then
+		rqf_calls=$(cat $rqf/calls) rqf_max=$(cat $rqf/max_entries)
+		rmmod softrc_rqflush_test
+		check "spin_rq: one flush call takes at most 1024 RQ entries ($rqf_calls calls, at most $rqf_max)" \
+			test "$rqf_calls" -gt 0 -a "$rqf_max" -le 1024
+	else
+		ok "spin_rq: RQ entries per flush call # SKIP softrc_rqflush_test.ko not built or not loaded"
+	fi
 	check "spin: no soft lockup or RCU stall reported" \
 		bash -c "! dmesg | tail -n +$((n0 + 1)) | grep -E 'soft lockup|rcu.*stall|hard LOCKUP'"
 	sysctl -qw kernel.watchdog_thresh="$old_thresh"
 else
 	ok "spin_sq # SKIP needs 2 CPUs (run.sh --smp 2)"
 	ok "spin_rq # SKIP needs 2 CPUs (run.sh --smp 2)"
+	ok "spin_rq: RQ entries per flush call # SKIP needs 2 CPUs (run.sh --smp 2)"
 fi
 
 # --- H7 --------------------------------------------------------------------
