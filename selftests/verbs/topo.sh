@@ -45,10 +45,14 @@ driver_unload() {
 	esac
 }
 
-# gid_index DEV IPV4: index of the RoCE v2 GID ::ffff:IPV4
+# gid_index DEV ADDR: index of the RoCE v2 GID of ADDR, an IPv4 address
+# (the GID ::ffff:ADDR) or an IPv6 one
 gid_index() {
 	local want n
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
+	case $2 in
+	*:*) want=$(/usr/bin/python3 -c 'import ipaddress, sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2") ;;
+	*) want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ }) ;;
+	esac
 	for n in $(seq 0 15); do
 		[ "$(cat "/sys/class/infiniband/$1/ports/1/gids/$n" 2>/dev/null)" = "$want" ] &&
 			[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$n" 2>/dev/null)" = "RoCE v2" ] &&
