@@ -121,18 +121,6 @@ static __attribute__((noreturn, format(printf, 1, 2))) void bail(const char *fmt
 	exit(2);
 }
 
-static __attribute__((format(printf, 1, 2))) void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-}
-
 static uint64_t mix64(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
