@@ -244,6 +244,22 @@ rc_pair() {
 	return "$rc"
 }
 
+# prog_result NAME KEEP CMD...: one KTAP line for a run of a test program
+# (CMD may start with RUN_A or RUN_B, unquoted): if it exits 0, its lines
+# matching the ERE KEEP (its own results) become diagnostics; else all of
+# its output does.
+prog_result() {
+	local name=$1 keep=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		printf '%s\n' "$out" | grep -E "$keep" | sed 's/^/#   /'
+		ok "$name"
+	else
+		printf '%s\n' "$out" | sed 's/^/# /'
+		not_ok "$name"
+	fi
+}
+
 # pp_pair NAME CMD [args]: a stock server/client pair (ibv_rc_pingpong,
 # perftest): the server on DEV_B, the client on DEV_A connecting to IP_B.
 # SRV_ARGS / CLI_ARGS add side-specific options.
