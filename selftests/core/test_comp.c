@@ -339,6 +339,21 @@ TEST(comp_rnr_nak_waits_then_resends)
 	EXPECT_NE(0, t.deadline[SOFTRC_TIMER_RETRY]);
 }
 
+/* A QP with rnr_retry 1 that has sent @n signaled SENDs (PSN 1000 on). */
+static void rnr_retry1_sends(struct __test_metadata *_metadata, struct ct *t,
+			     int n)
+{
+	struct softrc_core_attr attr;
+	int i;
+
+	ct_attr_default(&attr);
+	attr.rnr_retry = 1;
+	ct_init(t, &attr);
+	for (i = 0; i < n; i++)
+		ASSERT_LE(0, ct_post(t, SOFTRC_WR_SEND, 10, SIG));
+	softrc_core_tx(&t->qp, 0, 100);
+}
+
 /*
  * rnr_retry 1 allows exactly one RNR retry, also when the first RNR NAK
  * acknowledges an earlier WQE (progress resets the counter before the
@@ -346,16 +361,10 @@ TEST(comp_rnr_nak_waits_then_resends)
  */
 TEST(comp_rnr_retry_counted_when_nak_also_acks)
 {
-	struct softrc_core_attr attr;
 	struct ct t;
 	u64 d;
 
-	ct_attr_default(&attr);
-	attr.rnr_retry = 1;
-	ct_init(&t, &attr);
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	rnr_retry1_sends(_metadata, &t, 2);
 	rx_ack(&t, 1001, SOFTRC_AETH_RNR_NAK | 1, 1);	/* ACKs 1000 too */
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
@@ -377,15 +386,10 @@ TEST(comp_rnr_retry_counted_when_nak_also_acks)
 /* A duplicated RNR NAK during the wait is the same NAK: one retry spent. */
 TEST(comp_rnr_duplicate_nak_not_counted)
 {
-	struct softrc_core_attr attr;
 	struct ct t;
 	u64 d;
 
-	ct_attr_default(&attr);
-	attr.rnr_retry = 1;
-	ct_init(&t, &attr);
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	rnr_retry1_sends(_metadata, &t, 1);
 	rx_ack(&t, 1000, SOFTRC_AETH_RNR_NAK | 1, 0);
 	d = t.deadline[SOFTRC_TIMER_RNR];
 	rx_ack(&t, 1000, SOFTRC_AETH_RNR_NAK | 1, 0);	/* its duplicate */

@@ -16,14 +16,6 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 
-static void rx_req(struct ct *t, u8 op, u32 psn, u32 len, bool ackreq, u32 dma)
-{
-	struct softrc_pkt p = ct_req(op, psn, len, ackreq);
-
-	p.dma_len = dma;
-	ct_rx(t, &p, 0);
-}
-
 static bool sent_nak(const struct ct *t, u8 code, u32 psn)
 {
 	int i;
@@ -79,7 +71,7 @@ TEST(keys_send_place_failure_naks_and_fails_recv)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 42, 4096));
 	t.place_fail = true;	/* the receive buffer's MR was deregistered */
-	rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 100, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 100, true, 0);
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_TRUE(sent_nak(&t, SOFTRC_NAK_REMOTE_OP_ERR, 5000));
 	EXPECT_EQ(0, sent_acks(&t));
@@ -98,9 +90,9 @@ TEST(keys_send_middle_place_failure_not_completed)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 42, 4096));
-	rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1024, false, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1024, false, 0);
 	t.place_fail = true;
-	rx_req(&t, SOFTRC_OP_SEND_LAST, 5001, 10, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_LAST, 5001, 10, true, 0);
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_TRUE(sent_nak(&t, SOFTRC_NAK_REMOTE_OP_ERR, 5001));
 	EXPECT_EQ(0, sent_acks(&t));
@@ -113,10 +105,10 @@ TEST(keys_write_one_pin_per_message_released_at_last)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 3000);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 3000);
 	EXPECT_EQ(1, t.pins);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5001, 1024, false, 0);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5002, 952, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5001, 1024, false, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5002, 952, true, 0);
 	EXPECT_EQ(1, t.npin);		/* checked once, not per packet */
 	ASSERT_EQ(3, t.nplace);
 	EXPECT_EQ(&t.pin[0], t.place[1].dst.pin);
@@ -130,10 +122,10 @@ TEST(keys_write_gone_mid_message_naks_remote_access)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 3000);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 3000);
 	ct_pins_gone(&t);	/* dereg_mr / MW invalidate between packets */
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5001, 1024, false, 0);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5002, 952, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5001, 1024, false, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5002, 952, true, 0);
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_TRUE(sent_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5001));
 	EXPECT_EQ(0, sent_acks(&t));
@@ -149,11 +141,11 @@ TEST(keys_write_only_rnr_releases_pin)
 
 	ct_init(&t, NULL);
 	/* WRITE_ONLY_WITH_IMM without a receive WQE: RNR, checked again */
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5000, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5000, 8, true, 8);
 	EXPECT_EQ(1, t.qp.cnt.rnr_naks_sent);
 	EXPECT_PINS_BALANCED(&t);
 	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 64));
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5000, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5000, 8, true, 8);
 	EXPECT_EQ(2, t.npin);
 	EXPECT_PINS_BALANCED(&t);
 }
@@ -201,9 +193,9 @@ TEST(keys_read_pins_held_until_slot_reused)
 
 	ct_init(&t, NULL);		/* 4 responder resources */
 	for (i = 0; i < 4; i++)
-		rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000 + i, 0, true, 64);
+		ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000 + i, 0, true, 64);
 	EXPECT_EQ(4, t.pins);
-	rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5004, 0, true, 64);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5004, 0, true, 64);
 	EXPECT_EQ(5, t.npin);
 	EXPECT_EQ(4, t.pins);		/* the oldest slot's pin went */
 	EXPECT_FALSE(t.pin[0].held);
@@ -220,8 +212,8 @@ TEST(keys_reset_releases_every_pin)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 64);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5001, 1024, false, 4096);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 64);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5001, 1024, false, 4096);
 	EXPECT_EQ(2, t.pins);
 	softrc_core_release(&t.qp);	/* RTS -> RESET, or destroy */
 	EXPECT_PINS_BALANCED(&t);
@@ -235,12 +227,12 @@ TEST(keys_dup_read_of_invalidated_source_refused)
 	int before;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 2048);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 2048);
 	EXPECT_EQ(2, read_resps(&t));
 	/* the MR is deregistered (or its MW invalidated), then re-registered */
 	ct_pins_gone(&t);
 	before = t.ntx;
-	rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 2048);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 2048);
 	EXPECT_EQ(2, read_resps(&t));	/* no replay, zeros or otherwise */
 	EXPECT_LT(before, t.ntx);
 	EXPECT_TRUE(sent_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
@@ -252,13 +244,10 @@ TEST(keys_dup_read_of_invalidated_source_refused)
 
 TEST(keys_paced_read_source_gone_midway_naks)
 {
-	struct softrc_core_attr a;
 	struct ct t;
 
-	ct_attr_default(&a);
-	a.pmtu = 256;
-	ct_init(&t, &a);
-	rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 40 * 256);
+	ct_init_pmtu(&t, 256);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 40 * 256);
 	EXPECT_EQ(SOFTRC_RESP_INLINE, read_resps(&t));
 	ct_pins_gone(&t);
 	softrc_core_tx(&t.qp, 0, 64);

@@ -13,14 +13,6 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 
-static void rx_req(struct ct *t, u8 op, u32 psn, u32 len, bool ackreq, u32 dma)
-{
-	struct softrc_pkt p = ct_req(op, psn, len, ackreq);
-
-	p.dma_len = dma;
-	ct_rx(t, &p, 0);
-}
-
 static bool last_is_nak(const struct ct *t, u8 code, u32 psn)
 {
 	const struct softrc_pkt *p = &t->tx[t->ntx - 1];
@@ -35,10 +27,10 @@ TEST(resp_send_reassembly_into_recv_wqe)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 42, 4096));
-	rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1024, false, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1024, false, 0);
 	EXPECT_EQ(SOFTRC_RESP_IN_SEND, t.qp.resp.state);
-	rx_req(&t, SOFTRC_OP_SEND_MIDDLE, 5001, 1024, false, 0);
-	rx_req(&t, SOFTRC_OP_SEND_LAST, 5002, 100, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_MIDDLE, 5001, 1024, false, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_LAST, 5002, 100, true, 0);
 	ASSERT_EQ(3, t.nplace);
 	EXPECT_EQ(SOFTRC_BUF_RECV_WQE, t.place[0].dst.kind);
 	EXPECT_EQ(0, t.place[0].dst.addr);
@@ -65,12 +57,12 @@ TEST(resp_write_context_closes_at_last)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 2500);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 2500);
 	EXPECT_EQ(1, t.mr_checks);
 	EXPECT_EQ(2500, t.last_check_len);
 	EXPECT_EQ(SOFTRC_RESP_IN_WRITE, t.qp.resp.state);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5001, 1024, false, 0);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5002, 452, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5001, 1024, false, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5002, 452, true, 0);
 	ASSERT_EQ(3, t.nplace);
 	EXPECT_EQ(SOFTRC_BUF_MR, t.place[0].dst.kind);
 	EXPECT_EQ(0x77, t.place[1].dst.rkey);
@@ -88,8 +80,8 @@ TEST(resp_write_length_mismatch_nak)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 2500);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5001, 1000, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 2500);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5001, 1000, true, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5001));
 	EXPECT_TRUE(t.errored);
 	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
@@ -101,9 +93,9 @@ TEST(resp_write_overflow_nak)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 2048);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 2048);
 	/* a MIDDLE that would use up the rest must have been the LAST */
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5001, 1024, false, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5001, 1024, false, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5001));
 	EXPECT_TRUE(t.errored);
 }
@@ -114,13 +106,13 @@ TEST(resp_payload_length_rules)
 
 	ct_init(&t, NULL);
 	softrc_core_post_recv(&t.qp, 1, 8192);
-	rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1000, false, 0);	/* != pmtu */
+	ct_rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1000, false, 0);	/* != pmtu */
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	ASSERT_EQ(1, t.ncqe);		/* its WQE: LOC_LEN_ERR, none to flush */
 	EXPECT_EQ(SOFTRC_WC_LOC_LEN_ERR, t.cqe[0].status);
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 100, true, 99);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 100, true, 99);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 }
 
@@ -129,19 +121,19 @@ TEST(resp_opcode_sequence_errors)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5000, 1024, false, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5000, 1024, false, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 4096);
-	rx_req(&t, SOFTRC_OP_SEND_ONLY, 5001, 10, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 4096);
+	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5001, 10, true, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5001));
 
 	ct_init(&t, NULL);
 	softrc_core_post_recv(&t.qp, 1, 8192);
 	softrc_core_post_recv(&t.qp, 2, 8192);
-	rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1024, false, 0);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5001, 10, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1024, false, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5001, 10, true, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5001));
 	ASSERT_EQ(2, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_REM_INV_REQ_ERR, t.cqe[0].status);
@@ -155,7 +147,7 @@ TEST(resp_recv_wqe_too_small)
 	ct_init(&t, NULL);
 	softrc_core_post_recv(&t.qp, 1, 100);
 	softrc_core_post_recv(&t.qp, 2, 100);
-	rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 200, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 200, true, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	ASSERT_EQ(2, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_LOC_LEN_ERR, t.cqe[0].status);
@@ -176,8 +168,8 @@ TEST(resp_rkey_violation_nak)
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
 		ct_init(&t, NULL);
 		t.mr_fail = 1;
-		rx_req(&t, ops[i], 5000, ops[i] == SOFTRC_OP_RDMA_WRITE_ONLY ? 8 : 0,
-		       true, 8);
+		ct_rx_req(&t, ops[i], 5000, ops[i] == SOFTRC_OP_RDMA_WRITE_ONLY ? 8 : 0,
+			  true, 8);
 		EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
 		EXPECT_EQ(1, t.qp.cnt.rem_access_naks_sent);
 		EXPECT_EQ(0, t.nplace);
@@ -192,7 +184,7 @@ TEST(resp_zero_length_write_skips_key_check)
 
 	ct_init(&t, NULL);
 	t.mr_fail = 1;
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 0, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 0, true, 0);
 	EXPECT_FALSE(t.errored);
 	EXPECT_EQ(0, t.mr_checks);
 	EXPECT_EQ(1, t.qp.resp.msn);
@@ -216,15 +208,15 @@ TEST(resp_gap_draws_one_nak)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5002, 8, true, 8);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5003, 8, true, 8);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5004, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5002, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5003, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5004, 8, true, 8);
 	ASSERT_EQ(1, t.ntx);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5000));
 	EXPECT_EQ(3, t.qp.cnt.drop_out_of_seq);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, false, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, false, 8);
 	/* a new gap after progress: a new NAK */
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5003, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5003, 8, true, 8);
 	ASSERT_EQ(2, t.ntx);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5001));
 	EXPECT_EQ(2, t.qp.cnt.seq_naks_sent);
@@ -235,16 +227,16 @@ TEST(resp_rnr_when_no_recv_wqe)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 8, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 8, true, 0);
 	ASSERT_EQ(1, t.ntx);
 	EXPECT_EQ(SOFTRC_AETH_RNR_NAK | 5, t.tx[0].syndrome);
 	EXPECT_EQ(5000, t.tx[0].psn);
 	EXPECT_EQ(5000, t.qp.resp.epsn);
 	/* what follows is silently dropped: the RNR NAK names the gap */
-	rx_req(&t, SOFTRC_OP_SEND_ONLY, 5001, 8, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5001, 8, true, 0);
 	EXPECT_EQ(1, t.ntx);
 	softrc_core_post_recv(&t.qp, 9, 64);
-	rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 8, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 8, true, 0);
 	EXPECT_EQ(1, t.ncqe);
 	EXPECT_EQ(5001, t.qp.resp.epsn);
 }
@@ -255,7 +247,7 @@ TEST(resp_write_imm_consumes_recv_at_last)
 	struct softrc_pkt p;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 1500);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 1024, false, 1500);
 	p = ct_req(SOFTRC_OP_RDMA_WRITE_LAST_WITH_IMMEDIATE, 5001, 476, true);
 	p.imm = 0xcafe;
 	ct_rx(&t, &p, 0);
@@ -307,8 +299,8 @@ TEST(resp_ack_coalescing_per_burst)
 
 	ct_init(&t, NULL);
 	for (i = 0; i < 3; i++)
-		rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000 + i, 8, true, 8);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5003, 8, false, 8);
+		ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000 + i, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5003, 8, false, 8);
 	EXPECT_EQ(0, t.ntx);
 	softrc_core_rx_flush(&t.qp);
 	ASSERT_EQ(1, t.ntx);
@@ -316,7 +308,7 @@ TEST(resp_ack_coalescing_per_burst)
 	EXPECT_EQ(4, t.tx[0].msn);
 	EXPECT_EQ(1, t.qp.cnt.acks_sent);
 	/* no AckReq: nothing owed */
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5004, 8, false, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5004, 8, false, 8);
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_EQ(1, t.ntx);
 }
@@ -326,8 +318,8 @@ TEST(resp_pending_ack_precedes_read_response)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, true, 8);
-	rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5001, 0, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5001, 0, true, 8);
 	ASSERT_EQ(2, t.ntx);
 	EXPECT_EQ(SOFTRC_OP_ACKNOWLEDGE, t.tx[0].opcode);
 	EXPECT_EQ(5000, t.tx[0].psn);
@@ -345,7 +337,7 @@ TEST(resp_zero_length_read)
 
 	ct_init(&t, NULL);
 	t.mr_fail = 1;
-	rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 0);
 	ASSERT_EQ(1, t.ntx);
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, t.tx[0].opcode);
 	EXPECT_EQ(0, t.tx[0].payload_len);
@@ -359,7 +351,7 @@ TEST(resp_error_state_drops_everything)
 
 	ct_init(&t, NULL);
 	softrc_core_set_error(&t.qp);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, true, 8);
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_EQ(0, t.ntx);
 	EXPECT_EQ(1, t.qp.cnt.drop_state);
@@ -385,15 +377,6 @@ TEST(resp_malformed_expected_request_naks)
 /* ---- READ responses paced through softrc_core_tx ---- */
 
 #define MIB_PKTS	4096	/* 1 MiB at 256 MTU */
-
-static void ct_init_256(struct ct *t)
-{
-	struct softrc_core_attr attr;
-
-	ct_attr_default(&attr);
-	attr.pmtu = 256;
-	ct_init(t, &attr);
-}
 
 static void rx_read(struct ct *t, u32 psn, u32 pkt_off, u32 len)
 {
@@ -460,7 +443,7 @@ TEST(resp_read_1mib_paced_by_tx_budget)
 	struct ct t;
 	int calls = 0;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 1 << 20);
 	EXPECT_EQ(SOFTRC_RESP_INLINE, t.ntx);	/* the first burst only */
 	EXPECT_EQ(1, t.tx[0].msn);
@@ -484,7 +467,7 @@ TEST(resp_dup_read_mid_response_restarts_from_dup_psn)
 	struct ct t;
 	int calls = 0;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 1 << 20);
 	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
 	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
@@ -524,7 +507,7 @@ TEST(resp_two_reads_answered_in_order)
 	u32 psn = 5000;
 	struct softrc_pkt p;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 64 * 256);		/* A: 5000..5063 */
 	rx_read(&t, 5064, 0, 3 * 256 + 1);	/* B: 5064..5067 */
 	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY, 5068, 8, true);
@@ -559,7 +542,7 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 	int calls = 0;
 	struct softrc_pkt p;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 64 * 256);
 	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY, 5064, 8, true);
 	p.dma_len = 8;
@@ -576,8 +559,8 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 	/* a gap behind a queued response: the NAK waits too, once */
 	t.ntx = 0;
 	rx_read(&t, 5065, 0, 64 * 256);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5200, 8, true, 8);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5201, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5200, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5201, 8, true, 8);
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_EQ(16, t.ntx);
 	EXPECT_EQ(1, t.qp.cnt.seq_naks_sent);
@@ -588,8 +571,8 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 	/* the expected PSN fills the gap before the NAK leaves: no NAK */
 	t.ntx = 0;
 	rx_read(&t, 5129, 0, 64 * 256);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5300, 8, true, 8);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5193, 8, false, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5300, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5193, 8, false, 8);
 	softrc_core_rx_flush(&t.qp);
 	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
 	EXPECT_EQ(64, t.ntx);
@@ -598,7 +581,7 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 	/* an RNR NAK is held the same way */
 	t.ntx = 0;
 	rx_read(&t, 5194, 0, 64 * 256);
-	rx_req(&t, SOFTRC_OP_SEND_ONLY, 5258, 8, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5258, 8, true, 0);
 	EXPECT_EQ(16, t.ntx);
 	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
 	ASSERT_EQ(65, t.ntx);
@@ -611,9 +594,9 @@ TEST(resp_error_stops_pending_responses)
 	struct ct t;
 	int calls = 0;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 1 << 20);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000 + MIB_PKTS, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000 + MIB_PKTS, 8, true, 8);
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
 	softrc_core_set_error(&t.qp);
@@ -630,13 +613,13 @@ TEST(resp_error_stops_pending_responses)
 	 * NAK waits behind it; requests meanwhile are dropped, ERROR comes
 	 * with the NAK.
 	 */
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 64 * 256);
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5064, 256, true, 0);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5064, 256, true, 0);
 	EXPECT_EQ(16, t.ntx);
 	EXPECT_FALSE(t.errored);
 	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
-	rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5064, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5064, 8, true, 8);
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_EQ(16, t.ntx);
 	EXPECT_EQ(0, t.nplace);
@@ -655,7 +638,7 @@ TEST(resp_idle_and_pending_reporting)
 	struct ct t;
 	int n = 0;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	EXPECT_TRUE(softrc_core_idle(&t.qp));
 	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
 	rx_read(&t, 5000, 0, 40 * 256);
@@ -678,7 +661,7 @@ TEST(resp_tx_budget_shared_with_requester)
 	struct ct t;
 	int i, reqs = 0;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64 * 256, 0));
 	rx_read(&t, 5000, 0, 64 * 256);
 	t.ntx = 0;
@@ -690,7 +673,7 @@ TEST(resp_tx_budget_shared_with_requester)
 	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_FIRST, t.tx[8].opcode);
 	/* nothing for the requester: responses take the whole budget */
 	softrc_core_set_error(&t.qp);
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 64 * 256);
 	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
 	EXPECT_EQ(32, t.ntx);
@@ -706,7 +689,7 @@ TEST(resp_read_queue_restart_extend_and_overwrite)
 	struct ct t;
 	int calls = 0;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 20 * 256);		/* R1 5000..5019 */
 	rx_read(&t, 5020, 0, 20 * 256);		/* R2 5020..5039 */
 	EXPECT_EQ(32, t.ntx);
@@ -757,7 +740,7 @@ TEST(resp_dup_read_mid_psn_behind_queue_head_goes_first)
 	struct ct t;
 	int calls = 0, i;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 20 * 256);		/* R1 5000..5019 */
 	rx_read(&t, 5020, 0, 20 * 256);		/* R2 5020..5039 */
 	ASSERT_EQ(32, t.ntx);
@@ -783,7 +766,7 @@ TEST(resp_dup_atomic_queued_behind_read)
 	struct softrc_pkt p;
 	int calls = 0;
 
-	ct_init_256(&t);
+	ct_init_pmtu(&t, 256);
 	t.mem = 7;
 	p = ct_req(SOFTRC_OP_FETCH_ADD, 5000, 0, true);
 	p.swap_add = 1;

@@ -15,15 +15,6 @@
 
 #define PSN_CYCLE	(1u << 24)
 
-static void init_pmtu(struct ct *t, u32 pmtu)
-{
-	struct softrc_core_attr attr;
-
-	ct_attr_default(&attr);
-	attr.pmtu = pmtu;
-	ct_init(t, &attr);
-}
-
 /* @n zero-length WRITE_ONLY packets at the expected PSN (cheap: no ACK). */
 static void rx_writes(struct ct *t, u32 n)
 {
@@ -258,7 +249,7 @@ TEST(resp_rd_atomic_depth_exceeded_invalid_request)
 	struct ct t;
 	u32 i;
 
-	init_pmtu(&t, 256);
+	ct_init_pmtu(&t, 256);
 	for (i = 0; i < 4; i++)
 		rx_read_at(&t, 5000 + 100 * i, 0x10000, 100 * 256);
 	EXPECT_EQ(4 * SOFTRC_RESP_INLINE, t.ntx);	/* of the first READ */
@@ -276,7 +267,7 @@ TEST(resp_rd_atomic_depth_exceeded_invalid_request)
 	EXPECT_TRUE(t.errored);
 
 	/* responses all sent: a fifth READ recycles the oldest silently */
-	init_pmtu(&t, 256);
+	ct_init_pmtu(&t, 256);
 	for (i = 0; i < 5; i++)
 		rx_read_at(&t, 5000 + i, 0x10000, 8);
 	EXPECT_EQ(5, t.ntx);
@@ -297,7 +288,7 @@ TEST(resp_reth_length_above_2g_invalid)
 	u32 i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		init_pmtu(&t, 4096);
+		ct_init_pmtu(&t, 4096);
 		rx_read_at(&t, 5000, 0x10000, bad[i]);
 		ASSERT_EQ(1, t.ntx);
 		EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
@@ -307,21 +298,21 @@ TEST(resp_reth_length_above_2g_invalid)
 		EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 16));
 	}
 	/* 2^31 is the largest message: 2^19 PSNs at PMTU 4096 */
-	init_pmtu(&t, 4096);
+	ct_init_pmtu(&t, 4096);
 	rx_read_at(&t, 5000, 0x10000, 1u << 31);
 	EXPECT_EQ(SOFTRC_RESP_INLINE, t.ntx);
 	EXPECT_EQ(5000 + (1u << 19), t.qp.resp.epsn);
 	EXPECT_FALSE(t.errored);
 
 	/* WRITE: 3 GiB refused before any key check; 2^31 accepted */
-	init_pmtu(&t, 4096);
+	ct_init_pmtu(&t, 4096);
 	p = ct_req(SOFTRC_OP_RDMA_WRITE_FIRST, 5000, 4096, false);
 	p.dma_len = 3u << 30;
 	ct_rx(&t, &p, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, t.mr_checks);
 	EXPECT_EQ(0, t.nplace);
-	init_pmtu(&t, 4096);
+	ct_init_pmtu(&t, 4096);
 	p.dma_len = 1u << 31;
 	ct_rx(&t, &p, 0);
 	EXPECT_EQ(SOFTRC_RESP_IN_WRITE, t.qp.resp.state);
@@ -344,7 +335,7 @@ TEST(resp_read_psn_span_bounded)
 	u32 i;
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		init_pmtu(&t, 256);
+		ct_init_pmtu(&t, 256);
 		softrc_core_post_recv(&t.qp, 1, 64);
 		p = ct_req(SOFTRC_OP_SEND_ONLY, 5000, 8, false);
 		ct_rx(&t, &p, 0);
@@ -354,7 +345,7 @@ TEST(resp_read_psn_span_bounded)
 		EXPECT_EQ(0, t.mr_checks);
 		EXPECT_TRUE(t.errored);
 	}
-	init_pmtu(&t, 256);
+	ct_init_pmtu(&t, 256);
 	softrc_core_post_recv(&t.qp, 1, 64);
 	p = ct_req(SOFTRC_OP_SEND_ONLY, 5000, 8, false);
 	ct_rx(&t, &p, 0);
@@ -378,7 +369,7 @@ TEST(req_post_length_rules)
 {
 	struct ct t;
 
-	init_pmtu(&t, 256);
+	ct_init_pmtu(&t, 256);
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_RDMA_READ, 1u << 31, 0));
 	EXPECT_EQ(SOFTRC_E_INVAL,
 		  ct_post(&t, SOFTRC_WR_RDMA_READ, (1u << 30) + 1, 0));
@@ -390,7 +381,7 @@ TEST(req_post_length_rules)
 	EXPECT_EQ(SOFTRC_E_INVAL,
 		  ct_post(&t, SOFTRC_WR_SEND, (1u << 31) + 1, 0));
 
-	init_pmtu(&t, 512);
+	ct_init_pmtu(&t, 512);
 	EXPECT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 1u << 31, 0));
 	EXPECT_EQ(SOFTRC_READ_MAX_PSNS, t.sq[0].npkts);
 }

@@ -475,33 +475,30 @@ TEST(seed004_q2_write_10k_fragmentation)
 	EXPECT_EQ(8192, t.txpl[2].addr);
 }
 
+/* SEND_ONLY 5000 and WRITE_ONLY_WITH_IMMEDIATE 5001, both AckReq; flush. */
+static void rx_send_write_imm(struct ct *t)
+{
+	ct_rx_req(t, SOFTRC_OP_SEND_ONLY, 5000, 10, true, 0);
+	ct_rx_req(t, SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5001, 10, true, 10);
+	softrc_core_rx_flush(&t->qp);
+}
+
 /* Seed 004 §5.x table: SEND/WRITE duplicates are re-ACKed only. */
 TEST(seed004_dup_send_write_reacked_not_reexecuted)
 {
 	struct ct t;
-	struct softrc_pkt p;
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 100));
 	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 2, 100));
-	p = ct_req(SOFTRC_OP_SEND_ONLY, 5000, 10, true);
-	ct_rx(&t, &p, 0);
-	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5001, 10, true);
-	p.dma_len = 10;
-	ct_rx(&t, &p, 0);
-	softrc_core_rx_flush(&t.qp);
+	rx_send_write_imm(&t);
 	EXPECT_EQ(2, t.ncqe);
 	EXPECT_EQ(2, t.nplace);
 	EXPECT_EQ(1, t.ntx);
 	EXPECT_EQ(5001, t.tx[0].psn);
 	EXPECT_EQ(2, t.tx[0].msn);
 	/* both again: no placement, no receive WQE, one ACK for 5001 */
-	p = ct_req(SOFTRC_OP_SEND_ONLY, 5000, 10, true);
-	ct_rx(&t, &p, 0);
-	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5001, 10, true);
-	p.dma_len = 10;
-	ct_rx(&t, &p, 0);
-	softrc_core_rx_flush(&t.qp);
+	rx_send_write_imm(&t);
 	EXPECT_EQ(2, t.ncqe);
 	EXPECT_EQ(2, t.nplace);
 	EXPECT_EQ(2, t.ntx);

@@ -121,18 +121,6 @@ static __attribute__((noreturn, format(printf, 1, 2))) void bail(const char *fmt
 	exit(2);
 }
 
-static __attribute__((format(printf, 1, 2))) void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-}
-
 static uint64_t mix64(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ull;
@@ -259,6 +247,27 @@ static struct ibv_qp *qp_new(struct dev *d, struct ibv_cq *cq)
 static const int all_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			      IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
+/*
+ * QP @name (@qp on @d, sending from @psn) to RTS, connected to @peer_qp on
+ * @peer (sending from @peer_psn); bails out if a transition fails.
+ */
+static void half_to_rts(struct rc_conn *c, const char *name,
+			struct ibv_qp *qp, struct dev *d, uint32_t psn,
+			struct ibv_qp *peer_qp, struct dev *peer,
+			uint32_t peer_psn)
+{
+	int st;
+
+	c->dqpn = peer_qp->qp_num;
+	c->dgid = peer->gid;
+	c->sgid_index = (uint8_t)d->gid_idx;
+	c->rq_psn = peer_psn;
+	c->sq_psn = psn;
+	st = rc_qp_to_rts(qp, c);
+	if (st)
+		bail("QP %s %u to state %d", name, qp->qp_num, st);
+}
+
 /* @qa on @a to @qb on @b: A sends from @apsn, B from @bpsn. */
 static void connect2(struct ibv_qp *qa, struct dev *a, uint32_t apsn,
 		     struct ibv_qp *qb, struct dev *b, uint32_t bpsn)
@@ -269,24 +278,9 @@ static void connect2(struct ibv_qp *qa, struct dev *a, uint32_t apsn,
 		.mtu = mtu, .rd_atomic = 4, .min_rnr_timer = RNR_TIMER,
 		.timeout = 16, .retry_cnt = 7, .rnr_retry = 7,
 	};
-	int st;
 
-	c.dqpn = qb->qp_num;
-	c.dgid = b->gid;
-	c.sgid_index = (uint8_t)a->gid_idx;
-	c.rq_psn = bpsn;
-	c.sq_psn = apsn;
-	st = rc_qp_to_rts(qa, &c);
-	if (st)
-		bail("QP A %u to state %d", qa->qp_num, st);
-	c.dqpn = qa->qp_num;
-	c.dgid = a->gid;
-	c.sgid_index = (uint8_t)b->gid_idx;
-	c.rq_psn = apsn;
-	c.sq_psn = bpsn;
-	st = rc_qp_to_rts(qb, &c);
-	if (st)
-		bail("QP B %u to state %d", qb->qp_num, st);
+	half_to_rts(&c, "A", qa, a, apsn, qb, b, bpsn);
+	half_to_rts(&c, "B", qb, b, bpsn, qa, a, apsn);
 }
 
 static int post_recv(struct ibv_qp *qp, void *p, uint32_t len, uint32_t lkey,

@@ -2,8 +2,9 @@
 /*
  * KTAP result lines for the verbs test programs: ok() prints "ok N ..."
  * or "not ok N ... # errno E (text)" and returns its condition,
- * ktap_skip() a skipped result, ktap_done() the plan line; it returns the
- * program's exit status (1 if anything failed).
+ * ktap_skip() a skipped result, diag() a "# ..." diagnostic line,
+ * ktap_done() the plan line; it returns the program's exit status (1 if
+ * anything failed). stdout is flushed after every line.
  */
 #ifndef SOFTRC_VERBS_KTAP_H
 #define SOFTRC_VERBS_KTAP_H
@@ -49,6 +50,19 @@ void ktap_skip(const char *why, const char *fmt, ...)
 	ktap_line("ok", fmt, ap);
 	va_end(ap);
 	printf(" # SKIP %s\n", why);
+	fflush(stdout);
+}
+
+static __attribute__((format(printf, 1, 2), unused))
+void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
 	fflush(stdout);
 }
 

@@ -48,6 +48,7 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
+#include "ktap.h"
 #include "rc_conn.h"
 
 #define MAGIC		0x52435646u	/* "RCVF" */
@@ -108,18 +109,6 @@ static struct opts o = {
 
 /* --- KTAP ------------------------------------------------------------------ */
 static int test_n, test_failed;
-
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-}
 
 static void result(bool pass, const char *fmt, ...)
 {

@@ -8,8 +8,9 @@
 #   wire, softrc: two network namespaces joined by a veth pair
 #       netns rc-a: va 10.0.0.1/24, device s0  ===  netns rc-b: vb 10.0.0.2/24, device s1
 #   wire, rxe (6.1 rxe cannot live in a netns): both ends in init_net with
-#       the policy routing of tools/vectors/capture.sh, so traffic between
-#       10.0.0.1 (va, r0) and 10.0.0.2 (vb, r1) crosses the veth
+#       policy routing (topo_veth_routing, also tools/vectors/capture.sh's),
+#       so traffic between 10.0.0.1 (va, r0) and 10.0.0.2 (vb, r1) crosses
+#       the veth
 #   loop: one device (s0 / r0 on va, 10.0.0.1) used by both sides
 #
 # After topo_up the suite uses:
@@ -44,10 +45,14 @@ driver_unload() {
 	esac
 }
 
-# gid_index DEV IPV4: index of the RoCE v2 GID ::ffff:IPV4
+# gid_index DEV ADDR: index of the RoCE v2 GID of ADDR, an IPv4 address
+# (the GID ::ffff:ADDR) or an IPv6 one
 gid_index() {
 	local want n
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
+	case $2 in
+	*:*) want=$(/usr/bin/python3 -c 'import ipaddress, sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2") ;;
+	*) want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ }) ;;
+	esac
 	for n in $(seq 0 15); do
 		[ "$(cat "/sys/class/infiniband/$1/ports/1/gids/$n" 2>/dev/null)" = "$want" ] &&
 			[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$n" 2>/dev/null)" = "RoCE v2" ] &&
@@ -68,6 +73,34 @@ topo_wait_gids() {
 		wait_until 10 gid_index "$DEV_B" "$IP_B" &&
 		GID_A=$(gid_index "$DEV_A" 10.0.0.1) &&
 		GID_B=$(gid_index "$DEV_B" "$IP_B")
+}
+
+# topo_veth_routing: the veth pair va/vb, both ends in init_net, gets
+# 10.0.0.1 (va) and 10.0.0.2 (vb), goes up, and traffic between the two
+# addresses crosses it instead of lo: look up "local" after the peer
+# routes, except for what arrives on the veth, so 10.0.0.2 from 10.0.0.1
+# leaves through va (and back through vb). topo_down undoes the rules.
+# Also the rxe capture's set-up (tools/vectors/capture.sh).
+topo_veth_routing() {
+	local d
+	for d in all default; do
+		sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
+	done
+	ip addr add 10.0.0.1/24 dev va
+	ip addr add 10.0.0.2/24 dev vb
+	ip link set va up
+	ip link set vb up
+	for d in va vb; do
+		sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
+	done
+	ip rule add pref 100 lookup local
+	ip rule del pref 0 lookup local
+	ip rule add pref 10 iif va lookup local
+	ip rule add pref 10 iif vb lookup local
+	ip rule add pref 20 to 10.0.0.2 lookup 102
+	ip rule add pref 20 to 10.0.0.1 lookup 101
+	ip route add 10.0.0.2 dev va src 10.0.0.1 table 102
+	ip route add 10.0.0.1 dev vb src 10.0.0.2 table 101
 }
 
 # topo_up wire|loop
@@ -93,24 +126,7 @@ topo_up() {
 		NS_A= NS_B= RUN_A= RUN_B=
 		ip link set lo up
 		ip link add va mtu 9000 type veth peer name vb mtu 9000 || return 1
-		for d in all default; do
-			sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
-		done
-		ip addr add 10.0.0.1/24 dev va
-		ip addr add 10.0.0.2/24 dev vb
-		ip link set va up
-		ip link set vb up
-		for d in va vb; do
-			sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
-		done
-		ip rule add pref 100 lookup local
-		ip rule del pref 0 lookup local
-		ip rule add pref 10 iif va lookup local
-		ip rule add pref 10 iif vb lookup local
-		ip rule add pref 20 to 10.0.0.2 lookup 102
-		ip rule add pref 20 to 10.0.0.1 lookup 101
-		ip route add 10.0.0.2 dev va src 10.0.0.1 table 102
-		ip route add 10.0.0.1 dev vb src 10.0.0.2 table 101
+		topo_veth_routing
 		DEV_A=$(dev_name 0) DEV_B=$(dev_name 1) IP_B=10.0.0.2
 		rdma link add "$DEV_A" type "$SOFTRC_DRIVER" netdev va || return 1
 		rdma link add "$DEV_B" type "$SOFTRC_DRIVER" netdev vb || return 1
@@ -226,6 +242,22 @@ rc_pair() {
 		not_ok "$name"
 	fi
 	return "$rc"
+}
+
+# prog_result NAME KEEP CMD...: one KTAP line for a run of a test program
+# (CMD may start with RUN_A or RUN_B, unquoted): if it exits 0, its lines
+# matching the ERE KEEP (its own results) become diagnostics; else all of
+# its output does.
+prog_result() {
+	local name=$1 keep=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		printf '%s\n' "$out" | grep -E "$keep" | sed 's/^/#   /'
+		ok "$name"
+	else
+		printf '%s\n' "$out" | sed 's/^/# /'
+		not_ok "$name"
+	fi
 }
 
 # pp_pair NAME CMD [args]: a stock server/client pair (ibv_rc_pingpong,

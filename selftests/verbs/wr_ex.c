@@ -33,17 +33,6 @@
 #define ATOM_OFF	(3u << 20)	/* atomic targets and results */
 #define DEPTH		64
 
-static void diag(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
-
 struct side {
 	const char *name;
 	struct ibv_context *ctx;

@@ -65,18 +65,6 @@ else:
     sys.exit(1)' "$1" "$2"
 }
 
-# gid6_index DEV IPV6: the RoCE v2 GID index of an IPv6 address
-gid6_index() {
-	local want n
-	want=$(/usr/bin/python3 -c 'import ipaddress, sys; print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2")
-	for n in $(seq 0 15); do
-		[ "$(cat "/sys/class/infiniband/$1/ports/1/gids/$n" 2>/dev/null)" = "$want" ] &&
-			[ "$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/types/$n" 2>/dev/null)" = "RoCE v2" ] &&
-			{ echo "$n"; return 0; }
-	done
-	return 1
-}
-
 # settle DEV...: wait until the devices' rx_pkts stop moving (1 s)
 settle() {
 	local d before after i
@@ -200,8 +188,8 @@ if topo_up wire; then
 	# not reach the IPv6 header's version and traffic class
 	$RUN_A ip -6 addr add fd02::1/64 dev va nodad
 	$RUN_B ip -6 addr add fd02::2/64 dev vb nodad
-	if wait_until 10 gid6_index "$DEV_A" fd02::1 && wait_until 10 gid6_index "$DEV_B" fd02::2; then
-		GID_A=$(gid6_index "$DEV_A" fd02::1) GID_B=$(gid6_index "$DEV_B" fd02::2)
+	if wait_until 10 gid_index "$DEV_A" fd02::1 && wait_until 10 gid_index "$DEV_B" fd02::2; then
+		GID_A=$(gid_index "$DEV_A" fd02::1) GID_B=$(gid_index "$DEV_B" fd02::2)
 		rc_pair "wire: IPv6 QP path with flow label 0xfff12345 (masked to 20 bits)" \
 			-n 50 -T 60 -r 3 -L 0xfff12345
 	else

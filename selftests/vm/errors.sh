@@ -53,14 +53,8 @@ frwr_suite() {
 
 # mw_suite NAME: selftests/verbs/mw on DEV_A; its cases become diagnostics
 mw_suite() {
-	local out
-	if out=$($RUN_A "$VERBS_DIR/mw" -d "$DEV_A" -g "$GID_A" 2>&1); then
-		printf '%s\n' "$out" | grep -E '^(not )?ok' | sed 's/^/#   /'
-		ok "$1"
-	else
-		printf '%s\n' "$out" | sed 's/^/# /'
-		not_ok "$1"
-	fi
+	# shellcheck disable=SC2086 # RUN_A is a command prefix
+	prog_result "$1" '^(not )?ok' $RUN_A "$VERBS_DIR/mw" -d "$DEV_A" -g "$GID_A"
 }
 
 ktap_header "errors ($SOFTRC_DRIVER)"

@@ -34,14 +34,9 @@ mem_errors() {
 # keys_suite NAME: selftests/verbs/keys, A on DEV_A and B on DEV_B; its
 # cases become diagnostics
 keys_suite() {
-	local out
-	if out=$($RUN_A "$KEYS" -d "$DEV_A" -g "$GID_A" -D "$DEV_B" -G "$GID_B" 2>&1); then
-		printf '%s\n' "$out" | grep -E '^(not )?ok|^# ' | sed 's/^/#   /'
-		ok "$1"
-	else
-		printf '%s\n' "$out" | sed 's/^/# /'
-		not_ok "$1"
-	fi
+	# shellcheck disable=SC2086 # RUN_A is a command prefix
+	prog_result "$1" '^(not )?ok|^# ' \
+		$RUN_A "$KEYS" -d "$DEV_A" -g "$GID_A" -D "$DEV_B" -G "$GID_B"
 }
 
 ktap_header "keys ($SOFTRC_DRIVER)"

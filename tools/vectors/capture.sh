@@ -34,6 +34,9 @@ tmp=
 
 guest() {
 	local dir pcap tpid
+	REPO=$top
+	# shellcheck source=selftests/verbs/topo.sh
+	. "$REPO/selftests/verbs/topo.sh"
 	dir=$(mktemp -d /tmp/vectors.XXXXXX)
 	pcap=$dir/rxe-rc.pcap
 	dmesg -n 1 2>/dev/null || true		# no printk between base64 lines
@@ -41,26 +44,9 @@ guest() {
 	modprobe rdma_rxe
 	ip link set lo up
 	ip link add va type veth peer name vb
-	for d in all default; do
-		sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
-	done
-	ip addr add 10.0.0.1/24 dev va
-	ip addr add 10.0.0.2/24 dev vb
-	ip link set va up
-	ip link set vb up
-	for d in va vb; do
-		sysctl -qw net.ipv4.conf.$d.rp_filter=0 net.ipv4.conf.$d.accept_local=1
-	done
-	# Look up "local" after the peer routes, except for what arrives on
-	# the veth: 10.0.0.2 from 10.0.0.1 then leaves through va, not lo.
-	ip rule add pref 100 lookup local
-	ip rule del pref 0 lookup local
-	ip rule add pref 10 iif va lookup local
-	ip rule add pref 10 iif vb lookup local
-	ip rule add pref 20 to 10.0.0.2 lookup 102
-	ip rule add pref 20 to 10.0.0.1 lookup 101
-	ip route add 10.0.0.2 dev va src 10.0.0.1 table 102
-	ip route add 10.0.0.1 dev vb src 10.0.0.2 table 101
+	# addresses and the policy routing that sends 10.0.0.1 <-> 10.0.0.2
+	# through the veth, not lo: the VM suites' rxe wire topology
+	topo_veth_routing
 	rdma link add rxe0 type rxe netdev va
 	rdma link add rxe1 type rxe netdev vb
 	# the IPv4-mapped GID (index 1) appears asynchronously

@@ -199,6 +199,15 @@ void ct_init(struct ct *t, const struct softrc_core_attr *attr)
 		abort();
 }
 
+void ct_init_pmtu(struct ct *t, u32 pmtu)
+{
+	struct softrc_core_attr attr;
+
+	ct_attr_default(&attr);
+	attr.pmtu = pmtu;
+	ct_init(t, &attr);
+}
+
 static struct softrc_pkt ct_pkt(u8 opcode, u32 psn)
 {
 	struct softrc_pkt p;
@@ -249,6 +258,14 @@ void ct_rx(struct ct *t, const struct softrc_pkt *pkt, u64 now)
 	static u8 rxbuf[8192];
 
 	softrc_core_rx(&t->qp, pkt, rxbuf, now);
+}
+
+void ct_rx_req(struct ct *t, u8 op, u32 psn, u32 len, bool ackreq, u32 dma)
+{
+	struct softrc_pkt p = ct_req(op, psn, len, ackreq);
+
+	p.dma_len = dma;
+	ct_rx(t, &p, 0);
 }
 
 int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags)

@@ -19,88 +19,29 @@
 #include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/slab.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
-static char *dev = "s0";
-module_param(dev, charp, 0444);
-MODULE_PARM_DESC(dev, "RDMA device to test");
-static int gid;
-module_param(gid, int, 0444);
-MODULE_PARM_DESC(gid, "GID index (an IPv4 RoCE v2 GID)");
+#include "kmod_test.h"
 
-static int ntests, nfailed;
 static struct ib_device *ibdev;
 static struct ib_pd *pd;
-static union ib_gid sgid;
 
 static struct ib_qp *qp_b;
 static u8 *buf_b;
 static atomic_t nevents = ATOMIC_INIT(0);
 static int handler_post = -EINPROGRESS;
 
-static bool check(bool cond, const char *fmt, ...)
-{
-	struct va_format vaf;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vaf.fmt = fmt;
-	vaf.va = &ap;
-	ntests++;
-	if (!cond)
-		nfailed++;
-	pr_info("%sok %d %pV\n", cond ? "" : "not ", ntests, &vaf);
-	va_end(ap);
-	return cond;
-}
-
 static int poll1(struct ib_cq *cq, struct ib_wc *wc)
 {
-	unsigned long end = jiffies + 10 * HZ;
-
-	while (time_before(jiffies, end)) {
-		if (ib_poll_cq(cq, 1, wc) == 1)
-			return 0;
-		usleep_range(50, 200);
-	}
-	memset(wc, 0, sizeof(*wc));
-	wc->status = IB_WC_GENERAL_ERR;
-	return -ETIMEDOUT;
+	return kt_poll1(cq, wc, 10 * HZ);
 }
 
+/* RC to @dqpn, PSN 100 both ways, no remote access, no RDMA READ. */
 static int to_rts(struct ib_qp *qp, u32 dqpn)
 {
-	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = 1 };
-	int err;
+	struct kt_conn c = { .dqpn = dqpn, .psn = 100 };
 
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = IB_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 100;
-	a.min_rnr_timer = 12;
-	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &sgid, 0, gid, 64, 0);
-	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 100;
-	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT |
-			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			    IB_QP_MAX_QP_RD_ATOMIC);
+	return kt_to_rts(qp, &c);
 }
 
 static int post_send(struct ib_qp *qp, u8 *buf, u64 wr_id)
@@ -219,25 +160,16 @@ out:
 
 static int __init softrc_srq_test_init(void)
 {
-	ibdev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
-	if (!ibdev) {
-		pr_err("Bail out! no device %s\n", dev);
+	ibdev = kt_open();
+	if (!ibdev)
 		return -ENODEV;
-	}
-	pr_info("TAP version 13\n");
-	if (rdma_query_gid(ibdev, 1, gid, &sgid)) {
-		pr_err("Bail out! no GID %d on %s\n", gid, dev);
-		ib_device_put(ibdev);
-		return -ENODEV;
-	}
 	pd = ib_alloc_pd(ibdev, 0);
-	if (check(!IS_ERR(pd), "alloc_pd on %s", dev)) {
+	if (check(!IS_ERR(pd), "alloc_pd on %s", kt_dev)) {
 		test_srq_limit();
 		ib_dealloc_pd(pd);
 	}
 	ib_device_put(ibdev);
-	pr_info("1..%d\n", ntests);
-	return nfailed ? -EIO : 0;
+	return kt_done();
 }
 
 static void __exit softrc_srq_test_exit(void)
