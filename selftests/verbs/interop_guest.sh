@@ -8,6 +8,16 @@
 # the server (it listens on a port of its own) and the other the client
 # (it retries until that port answers), so the two stay in step.
 # Prints "INTEROP <test> ok|fail" lines for the host to collect.
+#
+# Knobs (both VMs get the same environment, so they stay in step):
+#   INTEROP_ONLY=ERE      run only the tests whose name matches ERE
+#   INTEROP_REPEAT=N      walk the (selected) list N times; names get
+#                         " [round i]" when N > 1
+#   INTEROP_PCAP=fail|all record each test on eth0 (RoCEv2 headers, 128
+#                         bytes a frame) and print the capture of a failed
+#                         test (all: of every test) on the console as
+#                         INTEROP-PCAP lines; interop.sh writes them to
+#                         INTEROP_PCAP_DIR as <test>.<A|B>.pcap
 set -u
 . "$(dirname "$0")/../vm/lib.sh"
 
@@ -32,11 +42,46 @@ echo "# $me: $drv device $dev gid $gid, peer $peer"
 
 n=${INTEROP_N:-50}
 port=18600
+only=${INTEROP_ONLY:-}
+pcap_mode=${INTEROP_PCAP:-}
+round=
+
+# selected NAME: true when NAME is to run (INTEROP_ONLY)
+selected() {
+	[ -z "$only" ] || printf '%s\n' "$1" | grep -qE -- "$only"
+}
+
+# cap_start / cap_stop NAME RC: a capture around one test (INTEROP_PCAP)
+cap_pid=
+cap_start() {
+	[ -n "$pcap_mode" ] || return 0
+	rm -f /tmp/interop.pcap /tmp/interop.tcpdump
+	tcpdump -Z root -U -s 128 -ni eth0 -w /tmp/interop.pcap udp port 4791 \
+		2>/tmp/interop.tcpdump &
+	cap_pid=$!
+	wait_until 20 grep -qs 'listening on' /tmp/interop.tcpdump ||
+		cat /tmp/interop.tcpdump
+}
+cap_stop() {
+	local name=$1 rc=$2 sum
+	[ -n "$cap_pid" ] || return 0
+	kill -INT "$cap_pid"
+	wait "$cap_pid"
+	cap_pid=
+	[ "$rc" != 0 ] || [ "$pcap_mode" = all ] || return 0
+	sum=$(sha256sum </tmp/interop.pcap | cut -d' ' -f1)
+	echo "INTEROP-PCAP-BEGIN $sum $name"
+	base64 -w 76 /tmp/interop.pcap | sed 's/^/INTEROP-PCAP /'
+	echo "INTEROP-PCAP-END"
+}
+
 # t NAME SERVER(A|B) CMD ARGS...
 t() {
-	local name=$1 srv=$2 cmd=$3 gx=-x out rc
+	local name=$1$round srv=$2 cmd=$3 gx=-x out rc
 	shift 3
 	port=$((port + 1))
+	selected "$name" || return 0
+	cap_start
 	case $cmd in ibv_*) gx=-g ;; esac
 	if [ "$srv" = "$me" ]; then
 		out=$(timeout 120 "$cmd" -d "$dev" $gx "$gid" -p $port "$@" 2>&1)
@@ -50,6 +95,7 @@ t() {
 			sleep 0.5
 		done
 	fi
+	cap_stop "$name" "$rc"
 	if [ "$rc" = 0 ]; then
 		echo "INTEROP $name ok"
 	else
@@ -60,8 +106,10 @@ t() {
 
 # rcv NAME SERVER: rc_verify over TCP, the server on SERVER
 rcv() {
-	local name=$1 srv=$2 rc out q=
+	local name=$1$round srv=$2 rc out q=
 	port=$((port + 1))
+	selected "$name" || return 0
+	cap_start
 	[ "$drv" = rxe ] && q=-Q
 	if [ "$srv" = "$me" ]; then
 		out=$(timeout 180 "$RC_VERIFY" -s -d "$dev" -g "$gid" -p $port $q 2>&1)
@@ -71,6 +119,7 @@ rcv() {
 		out=$(timeout 180 "$RC_VERIFY" -d "$dev" -g "$gid" -p $port -n $((4 * n)) -S 21 -i mw $peer 2>&1)
 	fi
 	rc=$?
+	cap_stop "$name" "$rc"
 	if [ "$rc" = 0 ]; then
 		echo "INTEROP $name ok"
 	else
@@ -79,17 +128,27 @@ rcv() {
 	fi
 }
 
-for s in A B; do
-	t "ibv_rc_pingpong 4 KiB, server $s" $s ibv_rc_pingpong -s 4096 -n $n
-	t "ibv_rc_pingpong 64 KiB mtu 512, server $s" $s ibv_rc_pingpong -s 65536 -m 512 -n $((n / 5))
-	t "ib_write_bw 64 KiB, server $s" $s ib_write_bw -s 65536 -n $n -F -u 18
-	t "ib_read_bw 64 KiB -q 2, server $s" $s ib_read_bw -s 65536 -n $n -q 2 -F -u 18
-	t "ib_send_bw 4 KiB, server $s" $s ib_send_bw -s 4096 -n $((2 * n)) -F -u 18
-	t "ib_atomic_bw, server $s" $s ib_atomic_bw -n $((2 * n)) -F -u 18
-	t "ib_write_lat, server $s" $s ib_write_lat -n $((2 * n)) -F -u 18
-	t "ib_read_lat, server $s" $s ib_read_lat -n $((2 * n)) -F -u 18
-	t "ib_send_lat, server $s" $s ib_send_lat -n $((2 * n)) -F -u 18
-	rcv "rc_verify $((4 * n)) ops with SEND_WITH_INV on MWs, server $s" $s
+# tests: the whole list, each test with A and then B as server
+tests() {
+	local s
+	for s in A B; do
+		t "ibv_rc_pingpong 4 KiB, server $s" $s ibv_rc_pingpong -s 4096 -n $n
+		t "ibv_rc_pingpong 64 KiB mtu 512, server $s" $s ibv_rc_pingpong -s 65536 -m 512 -n $((n / 5))
+		t "ib_write_bw 64 KiB, server $s" $s ib_write_bw -s 65536 -n $n -F -u 18
+		t "ib_read_bw 64 KiB -q 2, server $s" $s ib_read_bw -s 65536 -n $n -q 2 -F -u 18
+		t "ib_send_bw 4 KiB, server $s" $s ib_send_bw -s 4096 -n $((2 * n)) -F -u 18
+		t "ib_atomic_bw, server $s" $s ib_atomic_bw -n $((2 * n)) -F -u 18
+		t "ib_write_lat, server $s" $s ib_write_lat -n $((2 * n)) -F -u 18
+		t "ib_read_lat, server $s" $s ib_read_lat -n $((2 * n)) -F -u 18
+		t "ib_send_lat, server $s" $s ib_send_lat -n $((2 * n)) -F -u 18
+		rcv "rc_verify $((4 * n)) ops with SEND_WITH_INV on MWs, server $s" $s
+	done
+}
+
+rounds=${INTEROP_REPEAT:-1}
+for r in $(seq "$rounds"); do
+	[ "$rounds" -gt 1 ] && round=" [round $r]"
+	tests
 done
 # softrc's GSO batches (net.c) reach the peer cut into single packets by
 # the software segmentation in front of the virtio NIC: they went out,

@@ -9,6 +9,14 @@
 # rc_verify, each with A as server and then B as server
 # (selftests/verbs/interop_guest.sh). INTEROP_A=rxe validates the pair.
 #
+# Environment: INTEROP_A, INTEROP_B, INTEROP_N (iterations, 50),
+# INTEROP_TIMEOUT (pair run limit, s), and for chasing one test
+# INTEROP_ONLY (ERE of test names), INTEROP_REPEAT (rounds),
+# INTEROP_PCAP=fail|all with INTEROP_PCAP_DIR (default /tmp/interop-pcap):
+# each guest's capture of a failed (all: every) test is written there as
+# "<test>.A.pcap" / "<test>.B.pcap" (decode: tools/vectors/decode.py
+# --headers). INTEROP_LOG=FILE keeps the whole console log.
+#
 # Topology:
 #   VM A: eth0 10.0.0.1/24, device s0|r0 ===(QEMU socket)=== VM B: eth0 10.0.0.2/24, r0
 set -u
@@ -20,10 +28,36 @@ trap 'rm -f "$log"' EXIT
 
 echo "TAP version 13"
 echo "# suite: interop (A $a, B $b)"
-tools/vm/run-pair.sh --timeout "${INTEROP_TIMEOUT:-900}" --mem 1024 \
-	--env INTEROP_A="$a" --env INTEROP_B="$b" --env INTEROP_N="${INTEROP_N:-50}" \
+envs=(--env INTEROP_A="$a" --env INTEROP_B="$b" --env INTEROP_N="${INTEROP_N:-50}")
+for v in INTEROP_ONLY INTEROP_REPEAT INTEROP_PCAP; do
+	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
+done
+tools/vm/run-pair.sh --timeout "${INTEROP_TIMEOUT:-900}" --mem 1024 "${envs[@]}" \
 	-- selftests/verbs/interop_guest.sh selftests/verbs/interop_guest.sh >"$log" 2>&1
 status=$?
+[ -n "${INTEROP_LOG:-}" ] && grep -av '^\[[AB]\] INTEROP-PCAP ' "$log" >"$INTEROP_LOG"
+if [ -n "${INTEROP_PCAP:-}" ]; then
+	pdir=${INTEROP_PCAP_DIR:-/tmp/interop-pcap}
+	mkdir -p "$pdir"
+	# each capture: BEGIN <sha256> <test name>, base64 lines, END
+	for side in A B; do
+		grep -a "^\[$side\] INTEROP-PCAP-BEGIN " "$log" | while read -r _ _ sum name; do
+			f="$pdir/$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' _).$side.pcap"
+			# the other VM's lines interleave: only this side's count
+			awk -v h="[$side] INTEROP-PCAP-BEGIN $sum $name" -v p="[$side] INTEROP-PCAP " \
+				-v e="[$side] INTEROP-PCAP-END" '
+				$0 == h { on = 1; next }
+				on && $0 == e { exit }
+				on && index($0, p) == 1 { print substr($0, length(p) + 1) }' "$log" |
+				base64 -d >"$f"
+			if [ "$(sha256sum <"$f" | cut -d' ' -f1)" = "$sum" ]; then
+				echo "# capture $f"
+			else
+				echo "# capture $f damaged on the console (sha256 differs)"
+			fi
+		done
+	done
+fi
 grep -E '^\[[AB]\] # ' "$log"
 n=0 failed=0
 while IFS= read -r name; do
