@@ -51,9 +51,15 @@ selected() {
 	[ -z "$only" ] || printf '%s\n' "$1" | grep -qE -- "$only"
 }
 
-# cap_start / cap_stop NAME RC: a capture around one test (INTEROP_PCAP)
+# test_begin NAME / test_end NAME RC: around one test. A failed test
+# prints the kernel log lines it produced; with INTEROP_PCAP the test is
+# recorded on eth0 (headers only) and the capture of a failed test (all:
+# of every test) goes to the console as INTEROP-PCAP lines.
 cap_pid=
-cap_start() {
+klog_at=0
+test_begin() {
+	echo "INTEROP-START $1"
+	klog_at=$(dmesg | wc -l)
 	[ -n "$pcap_mode" ] || return 0
 	rm -f /tmp/interop.pcap /tmp/interop.tcpdump
 	tcpdump -Z root -U -s 128 -ni eth0 -w /tmp/interop.pcap udp port 4791 \
@@ -62,8 +68,9 @@ cap_start() {
 	wait_until 20 grep -qs 'listening on' /tmp/interop.tcpdump ||
 		cat /tmp/interop.tcpdump
 }
-cap_stop() {
+test_end() {
 	local name=$1 rc=$2 sum
+	[ "$rc" = 0 ] || dmesg | tail -n +$((klog_at + 1)) | head -80 | sed "s/^/# $me: dmesg: /"
 	[ -n "$cap_pid" ] || return 0
 	kill -INT "$cap_pid"
 	wait "$cap_pid"
@@ -81,7 +88,7 @@ t() {
 	shift 3
 	port=$((port + 1))
 	selected "$name" || return 0
-	cap_start
+	test_begin "$name"
 	case $cmd in ibv_*) gx=-g ;; esac
 	if [ "$srv" = "$me" ]; then
 		out=$(timeout 120 "$cmd" -d "$dev" $gx "$gid" -p $port "$@" 2>&1)
@@ -95,7 +102,7 @@ t() {
 			sleep 0.5
 		done
 	fi
-	cap_stop "$name" "$rc"
+	test_end "$name" "$rc"
 	if [ "$rc" = 0 ]; then
 		echo "INTEROP $name ok"
 	else
@@ -109,7 +116,7 @@ rcv() {
 	local name=$1$round srv=$2 rc out q=
 	port=$((port + 1))
 	selected "$name" || return 0
-	cap_start
+	test_begin "$name"
 	[ "$drv" = rxe ] && q=-Q
 	if [ "$srv" = "$me" ]; then
 		out=$(timeout 180 "$RC_VERIFY" -s -d "$dev" -g "$gid" -p $port $q 2>&1)
@@ -119,7 +126,7 @@ rcv() {
 		out=$(timeout 180 "$RC_VERIFY" -d "$dev" -g "$gid" -p $port -n $((4 * n)) -S 21 -i mw $peer 2>&1)
 	fi
 	rc=$?
-	cap_stop "$name" "$rc"
+	test_end "$name" "$rc"
 	if [ "$rc" = 0 ]; then
 		echo "INTEROP $name ok"
 	else
