@@ -8,6 +8,8 @@
 set -u
 cd "$(dirname "$0")" || exit 1
 dmesg -n 1
+# the VM speed probe once for every suite (SOFTRC_TIME_SCALE, lib.sh)
+. ./lib.sh
 rc=0
 for suite in ${SOFTRC_VM_SUITES:-*.sh}; do
 	case $suite in lib.sh | run_all.sh | interop.sh) continue ;; esac
