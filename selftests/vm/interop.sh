@@ -16,6 +16,10 @@
 # each guest's capture of a failed (all: every) test is written there as
 # "<test>.A.pcap" / "<test>.B.pcap" (decode: tools/vectors/decode.py
 # --headers). INTEROP_LOG=FILE keeps the whole console log.
+# INTEROP_STALL="VM DELAY SECS" (e.g. "B 8 1.5") stops VM's QEMU process for
+# SECS seconds, DELAY seconds after each test starts in it: a guest its host
+# does not run for a while, as a loaded host does to TCG guests at random
+# (Documentation/interop.rst).
 #
 # Topology:
 #   VM A: eth0 10.0.0.1/24, device s0|r0 ===(QEMU socket)=== VM B: eth0 10.0.0.2/24, r0
@@ -33,8 +37,42 @@ for v in INTEROP_ONLY INTEROP_REPEAT INTEROP_PCAP; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
 tools/vm/run-pair.sh --timeout "${INTEROP_TIMEOUT:-900}" --mem 1024 "${envs[@]}" \
-	-- selftests/verbs/interop_guest.sh selftests/verbs/interop_guest.sh >"$log" 2>&1
+	-- selftests/verbs/interop_guest.sh selftests/verbs/interop_guest.sh >"$log" 2>&1 &
+pair=$!
+
+# descendants PID: every process below PID
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
+# stall_watch VM DELAY SECS: the INTEROP_STALL watcher (until the pair ends)
+stall_watch() {
+	local vm=$1 delay=$2 secs=$3 line q p
+	tail -n +1 -F --pid=$pair "$log" 2>/dev/null | while IFS= read -r line; do
+		case $line in "[$vm] INTEROP-START "*) ;; *) continue ;; esac
+		q=
+		for p in $(descendants $pair); do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = qemu-system-x86 ] &&
+				tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- "-name softrc-vm-$vm " && q=$p
+		done
+		[ -n "$q" ] || continue
+		sleep "$delay"
+		kill -STOP "$q" 2>/dev/null && echo "# stalled VM $vm for ${secs}s: ${line#*INTEROP-START }"
+		sleep "$secs"
+		kill -CONT "$q" 2>/dev/null
+	done
+}
+if [ -n "${INTEROP_STALL:-}" ]; then
+	# shellcheck disable=SC2086 # three words
+	stall_watch $INTEROP_STALL &
+fi
+wait $pair
 status=$?
+wait
 [ -n "${INTEROP_LOG:-}" ] && grep -av '^\[[AB]\] INTEROP-PCAP ' "$log" >"$INTEROP_LOG"
 if [ -n "${INTEROP_PCAP:-}" ]; then
 	pdir=${INTEROP_PCAP_DIR:-/tmp/interop-pcap}
