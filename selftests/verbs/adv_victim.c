@@ -58,6 +58,7 @@
 
 #include "ktap.h"
 #include "rc_conn.h"
+#include "timing.h"
 
 #define MAX_PAIRS	32
 #define NRECV		8		/* A's receive buffers per pair */
@@ -151,12 +152,16 @@ static long ms_since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-/* Poll @cq until it yields a completion or @ms pass. Return: 1, 0, -1. */
+/*
+ * Poll @cq until it yields a completion or @ms pass (scaled to this
+ * machine). Return: 1, 0, -1.
+ */
 static int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, long ms)
 {
 	struct timespec t0, d = { 0, 200000 };
 	int n;
 
+	ms = (long)tmo((double)ms);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		n = ibv_poll_cq(cq, 1, wc);

@@ -41,6 +41,7 @@
 
 #include "ktap.h"
 #include "rc_conn.h"
+#include "timing.h"
 
 #define SMALL		4096
 #define BIG		(16u << 20)
@@ -74,10 +75,13 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* One completion on @cq within @secs; false (status GENERAL_ERR) if none. */
+/*
+ * One completion on @cq within @secs (scaled to this machine); false
+ * (status GENERAL_ERR) if none.
+ */
 static bool poll1(struct ibv_cq *cq, struct ibv_wc *wc, double secs)
 {
-	double end = now() + secs;
+	double end = now() + tmo(secs);
 	int n;
 
 	do {

@@ -43,6 +43,7 @@
 
 #include "ktap.h"
 #include "rc_conn.h"
+#include "timing.h"
 
 static struct ibv_context *ctx;
 static struct ibv_device_attr dattr;
@@ -298,12 +299,12 @@ static void test_spin(bool sq_side, int secs)
 
 /* ---- async events ---------------------------------------------------- */
 
-/* Count async events of each type for @ms. */
+/* Count async events of each type for @ms (scaled to this machine). */
 static int count_events(int ms, int *counts, int ncounts)
 {
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
-	double end = now() + ms / 1000.0;
+	double end = now() + tmo(ms / 1000.0);
 	int total = 0;
 
 	while (now() < end) {

@@ -34,6 +34,7 @@
 
 #include "ktap.h"
 #include "rc_conn.h"
+#include "timing.h"
 
 #define BUF_SIZE	(8u << 20)
 #define BIG		(BUF_SIZE / 2)	/* a whole MR */
@@ -64,10 +65,10 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Wait for one completion on @cq; false on timeout. */
+/* Wait for one completion on @cq; false on timeout (20 s, scaled). */
 static bool poll1(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	double end = now() + 20;
+	double end = now() + tmo(20);
 	int n;
 
 	while (now() < end) {

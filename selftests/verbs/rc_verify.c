@@ -50,6 +50,7 @@
 
 #include "ktap.h"
 #include "rc_conn.h"
+#include "timing.h"
 
 #define MAGIC		0x52435646u	/* "RCVF" */
 #define SQ_DEPTH	128
@@ -270,6 +271,17 @@ static uint32_t count_inv(void)
 	return n;
 }
 
+/* the run's deadline: -T seconds, scaled to this machine (timing.h) */
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double t_end;
+
 /* --- socket exchange ---------------------------------------------------------- */
 struct hello {
 	uint32_t magic;
@@ -326,7 +338,7 @@ static void get(int fd, void *b, size_t l) { xfer(fd, b, l, false); }
 static int sock_unix(const char *path, bool listen_)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0), c, i;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0), c;
 
 	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
 		bail("unix socket %s", path);
@@ -342,11 +354,12 @@ static int sock_unix(const char *path, bool listen_)
 			bail("accept: %s", strerror(errno));
 		return c;
 	}
-	for (i = 0; i < 200; i++) {
+	/* the server may start later than we do: retry until the deadline */
+	do {
 		if (!connect(fd, (void *)&sa, sizeof(sa)))
 			return fd;
 		usleep(50000);
-	}
+	} while (now() < t_end);
 	bail("connect %s: %s", path, strerror(errno));
 }
 
@@ -361,7 +374,7 @@ static int sock_tcp(const char *host, int port, bool listen_)
 	snprintf(ps, sizeof(ps), "%d", port);
 	if (getaddrinfo(host, ps, &hints, &ai))
 		bail("getaddrinfo %s", host ? host : "(any)");
-	for (i = 0; i < 200 && fd < 0; i++) {
+	for (i = 0; fd < 0 && (!i || now() < t_end); i++) {
 		for (a = ai; a; a = a->ai_next) {
 			fd = socket(a->ai_family, a->ai_socktype, 0);
 			if (fd < 0)
@@ -556,16 +569,6 @@ static void *zalloc(size_t len)
 	memset(p, 0, len);
 	return p;
 }
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static double t_end;
 
 /* poll @cq into @wc; waits on the completion channel when empty */
 static int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
@@ -898,7 +901,7 @@ static void server(void)
 	o.maxlen = h.maxlen;
 	o.mtu = (int)h.mtu;
 	o.err = (enum emode)h.err;
-	t_end = now() + o.deadline;
+	t_end = now() + tmo(o.deadline);
 	open_dev();
 	set_nonblock_channel();
 	create_qp();
@@ -1634,8 +1637,9 @@ static void client_error(void)
 	if (o.err == E_UNREACH) {
 		/* IBTA: 4.096 us * 2^timeout per try, retry_cnt retries */
 		unit = 4.096e-6 * (double)(1ull << o.timeout);
+		/* late by at most the scheduling slack of this machine */
 		result(dt >= 0.5 * o.retry * unit &&
-		       dt <= 4.0 * (o.retry + 1) * unit + 2.0,
+		       dt <= 4.0 * (o.retry + 1) * unit + tmo(2.0),
 		       "retry exceeded after %.3f s (retry_cnt %d x %.3f s timeout)",
 		       dt, o.retry, unit);
 	}
@@ -1699,7 +1703,8 @@ static void usage(void)
 	     "  -M BYTES   largest message (1 MiB)\n"
 	     "  -m MTU     256..4096 (1024)       -u T     QP timeout exponent (14)\n"
 	     "  -r N       retry_cnt (7)          -R N     rnr_retry (7)\n"
-	     "  -T SECS    give up after (120)    -e MODE  error mode:\n"
+	     "  -T SECS    give up after (120, times SOFTRC_TIME_SCALE)\n"
+	     "  -e MODE    error mode:\n"
 	     "     badrkey oob noaccess-write noaccess-read noaccess-atomic\n"
 	     "     unreachable rnr state destroy badlkey nores-read nores-atomic\n"
 	     "  -i MODE    SEND_WITH_INV target: auto (memory windows if any) mw mr off\n"
@@ -1760,7 +1765,7 @@ int main(int argc, char **argv)
 	}
 	if (o.maxlen > (1u << 20))
 		o.maxlen = 1u << 20;
-	t_end = now() + o.deadline;
+	t_end = now() + tmo(o.deadline);
 	if (o.server) {
 		if (optind < argc)
 			o.peer = argv[optind];

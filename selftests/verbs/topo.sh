@@ -197,11 +197,11 @@ pp_pair_quiet() {
 	local cmd=$1 port=$((20000 + RANDOM % 20000)) gx=-x srv rc
 	shift
 	case $cmd in ibv_*) gx=-g ;; esac
-	$RUN_B timeout 30 "$cmd" -d "$DEV_B" $gx "$GID_B" -p "$port" "$@" >/dev/null 2>&1 &
+	$RUN_B timeout "$(tmo 30)" "$cmd" -d "$DEV_B" $gx "$GID_B" -p "$port" "$@" >/dev/null 2>&1 &
 	srv=$!
 	# the client gives up at once if the server is not listening yet
 	wait_until 20 bash -c "$RUN_B ss -ltn | grep -q ':$port '"
-	$RUN_A timeout 30 "$cmd" -d "$DEV_A" $gx "$GID_A" -p "$port" "$@" "$IP_B" >/dev/null 2>&1
+	$RUN_A timeout "$(tmo 30)" "$cmd" -d "$DEV_A" $gx "$GID_A" -p "$port" "$@" "$IP_B" >/dev/null 2>&1
 	rc=$?
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
@@ -271,12 +271,13 @@ pp_pair() {
 	$RUN_B "$cmd" -d "$DEV_B" $gx "$GID_B" -p "$port" "$@" ${SRV_ARGS:-} >/tmp/pp_srv.$$.log 2>&1 &
 	srv=$!
 	# the server needs a moment to listen; the client retries connects
+	# (for 10 s, scaled to the VM's speed)
 	out=$(for _ in $(seq 40); do
 		if $RUN_A "$cmd" -d "$DEV_A" $gx "$GID_A" -p "$port" "$@" ${CLI_ARGS:-} "$IP_B" 2>&1; then
 			exit 0
 		fi
 		kill -0 "$srv" 2>/dev/null || exit 1
-		sleep 0.25
+		sleep "$(tmo 0.25)"
 	done; exit 1)
 	rc=$?
 	if [ "$rc" = 0 ]; then

@@ -27,6 +27,7 @@
 
 #include "ktap.h"
 #include "rc_conn.h"
+#include "timing.h"
 
 #define BUF_BYTES	(4u << 20)
 #define DATA_OFF	0		/* bulk data: [0, 2 MiB) */
@@ -91,13 +92,13 @@ static double now_s(void)
 }
 
 /*
- * Collect exactly @n completions from @cq within @secs seconds through
- * start/next/end_poll. Returns how many arrived.
+ * Collect exactly @n completions from @cq within @secs seconds (scaled to
+ * this machine) through start/next/end_poll. Returns how many arrived.
  */
 static int poll_n(struct ibv_cq_ex *cq, struct cqe *out, int n, double secs)
 {
 	struct ibv_poll_cq_attr attr = {};
-	double end = now_s() + secs;
+	double end = now_s() + tmo(secs);
 	int got = 0, ret;
 
 	while (got < n && now_s() < end) {
@@ -120,11 +121,14 @@ static int poll_n(struct ibv_cq_ex *cq, struct cqe *out, int n, double secs)
 	return got > n ? n : got;
 }
 
-/* Nothing more arrives on @cq within @secs (start_poll keeps saying ENOENT). */
+/*
+ * Nothing more arrives on @cq within @secs, scaled to this machine
+ * (start_poll keeps saying ENOENT).
+ */
 static bool cq_quiet(struct ibv_cq_ex *cq, double secs)
 {
 	struct ibv_poll_cq_attr attr = {};
-	double end = now_s() + secs;
+	double end = now_s() + tmo(secs);
 
 	while (now_s() < end) {
 		if (ibv_start_poll(cq, &attr) != ENOENT) {
@@ -480,14 +484,14 @@ static void test_abort(void)
 	   "abort: the aborted WRITE moved no data");
 }
 
-/* Wait up to @secs for an async event of @ctx; its type, or -1. */
+/* Wait up to @secs (scaled) for an async event of @ctx; its type, or -1. */
 static int async_event(struct ibv_context *ctx, double secs)
 {
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
 	int type;
 
-	if (poll(&pfd, 1, (int)(secs * 1000)) != 1 ||
+	if (poll(&pfd, 1, (int)(tmo(secs) * 1000)) != 1 ||
 	    ibv_get_async_event(ctx, &ev))
 		return -1;
 	type = ev.event_type;

@@ -222,7 +222,8 @@ huge() {
 	t0=$ST_TX n0=$ST_INVREQ
 	$attack || why="injector failed"
 	wait_until 5 above INVREQ "$n0" || why="${why:+$why, }no invalid-request NAK"
-	# until the device is quiet for 0.5 s, or clearly streaming (>= 500)
+	# until the device is quiet for 0.5 s (scaled to the VM's speed), or
+	# clearly streaming (>= 500)
 	for _ in $(seq 40); do
 		stats "$DEV_A"
 		t=$((ST_TX - t0))
@@ -234,7 +235,7 @@ huge() {
 			same=0
 		fi
 		tprev=$t
-		sleep 0.25
+		sleep "$(tmo 0.25)"
 	done
 	echo "#   $t packets sent by $DEV_A"
 	[ "$t" -le 8 ] || why="${why:+$why, }$t packets sent, expected a NAK"
@@ -243,7 +244,7 @@ huge() {
 	vic err "$p" >/dev/null
 	stats "$DEV_A"
 	t=$ST_TX
-	until sleep 0.3 && stats "$DEV_A" && [ "$ST_TX" = "$t" ]; do
+	until sleep "$(tmo 0.3)" && stats "$DEV_A" && [ "$ST_TX" = "$t" ]; do
 		t=$ST_TX
 	done
 	verdict "$name" "$why"

@@ -65,13 +65,14 @@ else:
     sys.exit(1)' "$1" "$2"
 }
 
-# settle DEV...: wait until the devices' rx_pkts stop moving (1 s)
+# settle DEV...: wait until the devices' rx_pkts stop moving (for 1 s,
+# scaled to the VM's speed)
 settle() {
 	local d before after i
 	for i in $(seq 20); do
 		before= after=
 		for d in "$@"; do before="$before $(counter "$d" rx_pkts)"; done
-		sleep 1
+		sleep "$(tmo 1)"
 		for d in "$@"; do after="$after $(counter "$d" rx_pkts)"; done
 		[ "$before" = "$after" ] && return 0
 	done
@@ -108,8 +109,8 @@ victim_failed() {
 victim_finish() {
 	local rc=0 name=$1
 	kill -CONT $SRV $CLI
-	timeout 120 tail --pid=$CLI -f /dev/null
-	timeout 30 tail --pid=$SRV -f /dev/null
+	timeout "$(tmo 120)" tail --pid=$CLI -f /dev/null
+	timeout "$(tmo 30)" tail --pid=$SRV -f /dev/null
 	# a pair the forgeries broke may wait forever: give up on it
 	kill $SRV $CLI 2>/dev/null
 	wait $CLI || rc=1
@@ -136,7 +137,8 @@ inject() {
 		not_ok "$name" "injector failed"
 		return
 	fi
-	sleep 1
+	# the drops are counted as the packets arrive: wait for all N
+	[ -n "$d0" ] && wait_until 5 bash -c "[ \$((\$(counter $dev $cnt) - $d0)) -ge $n ]"
 	rx1=$(counter "$dev" rx_pkts) d1=$(counter "$dev" "$cnt") i1=$(counter "$dev" rx_bad_icrc)
 	echo "# $name: $out; rx_pkts $rx0 -> $rx1, $cnt ${d0:-none} -> ${d1:-none}, rx_bad_icrc $i0 -> $i1"
 	if [ -n "$d0" ] && [ "$rx1" = "$rx0" ] && [ "$i1" = "$i0" ] &&
@@ -172,7 +174,7 @@ if topo_up wire; then
 			--psn $(((psn - 16) & 0xffffff)) --pkey 0xffff >/dev/null
 		$RUN_A $INJECT --src 10.0.0.1 --dst 10.0.0.2 --qpn "$qpn" \
 			--psn $(((psn - 15) & 0xffffff)) --pkey 0x7fff >/dev/null
-		sleep 1
+		wait_until 5 bash -c "[ \$((\$(counter $DEV_B dup_requests) - $dup0)) -ge 2 ]"
 		rx1=$(counter "$DEV_B" rx_pkts) dup1=$(counter "$DEV_B" dup_requests)
 		echo "# control: rx_pkts $rx0 -> $rx1, dup_requests $dup0 -> $dup1"
 		check "wire: duplicates from the peer with P_Key 0xffff and 0x7fff reach the QP" \

@@ -62,6 +62,7 @@ run_pair() {
 	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
 	shift
 	ccmd=("$@")
+	t=$(tmo "$t")
 	$sp timeout "$t" "${scmd[@]}" >/tmp/dp-server.log 2>&1 &
 	spid=$!
 	# the exchange port (ibv_rc_pingpong and perftest: 18515)

@@ -12,6 +12,18 @@
 # SOFTRC_VM_FLAVOR_A/_B (tools/vm/run-pair.sh) are passed on: make
 # check-debug runs A on the debug kernel.
 #
+# Environment: INTEROP_A, INTEROP_B, INTEROP_N (iterations, 50),
+# INTEROP_TIMEOUT (pair run limit, s), and for chasing one test
+# INTEROP_ONLY (ERE of test names), INTEROP_REPEAT (rounds),
+# INTEROP_PCAP=fail|all with INTEROP_PCAP_DIR (default /tmp/interop-pcap):
+# each guest's capture of a failed (all: every) test is written there as
+# "<test>.A.pcap" / "<test>.B.pcap" (decode: tools/vectors/decode.py
+# --headers). INTEROP_LOG=FILE keeps the whole console log.
+# INTEROP_STALL="VM DELAY SECS" (e.g. "B 8 1.5") stops VM's QEMU process for
+# SECS seconds, DELAY seconds after each test starts in it: a guest its host
+# does not run for a while, as a loaded host does to TCG guests at random
+# (Documentation/interop.rst).
+#
 # Topology:
 #   VM A: eth0 10.0.0.1/24, device s0|r0 ===(QEMU socket)=== VM B: eth0 10.0.0.2/24, r0
 set -u
@@ -23,11 +35,70 @@ trap 'rm -f "$log"' EXIT
 
 echo "TAP version 13"
 echo "# suite: interop (A $a, B $b)"
-tools/vm/run-pair.sh --timeout "${INTEROP_TIMEOUT:-900}" --mem 1024 \
-	--env INTEROP_A="$a" --env INTEROP_B="$b" --env INTEROP_N="${INTEROP_N:-50}" \
-	${SOFTRC_KO:+--env SOFTRC_KO="$SOFTRC_KO"} \
-	-- selftests/verbs/interop_guest.sh selftests/verbs/interop_guest.sh >"$log" 2>&1
+envs=(--env INTEROP_A="$a" --env INTEROP_B="$b" --env INTEROP_N="${INTEROP_N:-50}")
+for v in INTEROP_ONLY INTEROP_REPEAT INTEROP_PCAP SOFTRC_KO SOFTRC_TIME_SCALE; do
+	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
+done
+tools/vm/run-pair.sh --timeout "${INTEROP_TIMEOUT:-900}" --mem 1024 "${envs[@]}" \
+	-- selftests/verbs/interop_guest.sh selftests/verbs/interop_guest.sh >"$log" 2>&1 &
+pair=$!
+
+# descendants PID: every process below PID
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
+# stall_watch VM DELAY SECS: the INTEROP_STALL watcher (until the pair ends)
+stall_watch() {
+	local vm=$1 delay=$2 secs=$3 line q p
+	tail -n +1 -F --pid=$pair "$log" 2>/dev/null | while IFS= read -r line; do
+		case $line in "[$vm] INTEROP-START "*) ;; *) continue ;; esac
+		q=
+		for p in $(descendants $pair); do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = qemu-system-x86 ] &&
+				tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- "-name softrc-vm-$vm " && q=$p
+		done
+		[ -n "$q" ] || continue
+		sleep "$delay"
+		kill -STOP "$q" 2>/dev/null && echo "# stalled VM $vm for ${secs}s: ${line#*INTEROP-START }"
+		sleep "$secs"
+		kill -CONT "$q" 2>/dev/null
+	done
+}
+if [ -n "${INTEROP_STALL:-}" ]; then
+	# shellcheck disable=SC2086 # three words
+	stall_watch $INTEROP_STALL &
+fi
+wait $pair
 status=$?
+wait
+[ -n "${INTEROP_LOG:-}" ] && grep -av '^\[[AB]\] INTEROP-PCAP ' "$log" >"$INTEROP_LOG"
+if [ -n "${INTEROP_PCAP:-}" ]; then
+	pdir=${INTEROP_PCAP_DIR:-/tmp/interop-pcap}
+	mkdir -p "$pdir"
+	# each capture: BEGIN <sha256> <test name>, base64 lines, END
+	for side in A B; do
+		grep -a "^\[$side\] INTEROP-PCAP-BEGIN " "$log" | while read -r _ _ sum name; do
+			f="$pdir/$(printf '%s' "$name" | tr -c 'A-Za-z0-9_.-' _).$side.pcap"
+			# the other VM's lines interleave: only this side's count
+			awk -v h="[$side] INTEROP-PCAP-BEGIN $sum $name" -v p="[$side] INTEROP-PCAP " \
+				-v e="[$side] INTEROP-PCAP-END" '
+				$0 == h { on = 1; next }
+				on && $0 == e { exit }
+				on && index($0, p) == 1 { print substr($0, length(p) + 1) }' "$log" |
+				base64 -d >"$f"
+			if [ "$(sha256sum <"$f" | cut -d' ' -f1)" = "$sum" ]; then
+				echo "# capture $f"
+			else
+				echo "# capture $f damaged on the console (sha256 differs)"
+			fi
+		done
+	done
+fi
 grep -E '^\[[AB]\] # ' "$log"
 n=0 failed=0
 while IFS= read -r name; do

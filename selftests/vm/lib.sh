@@ -63,10 +63,50 @@ ktap_finish() {
 	[ "$ktap_failed" -eq 0 ]
 }
 
+# --- VM speed -------------------------------------------------------------------
+# A timeout that decides pass/fail must not expire just because this guest
+# runs slowly (TCG, a loaded host): SOFTRC_TIME_SCALE, an integer >= 1, says
+# how many times longer than on the reference set-up (TCG, 1 vCPU, idle
+# 2-core host) this guest takes for a fixed CPU loop. Every test timeout
+# is multiplied by it: wait_until, tmo (shell), time_scale() in
+# selftests/verbs/timing.h (C). Measured once and exported, so nested
+# suites and the C tests inherit it; set it by hand to override.
+SOFTRC_PROBE_REF_US=${SOFTRC_PROBE_REF_US:-80000}
+
+# softrc_speed_probe: print the scale, measured now: the best of 3 runs
+# of the loop (one preempted run does not count), at least 1, at most 10
+softrc_speed_probe() {
+	local best=0 r t0 t1 i us
+	for r in 1 2 3; do
+		t0=${EPOCHREALTIME/[.,]/}
+		i=0
+		while [ $i -lt 2000 ]; do i=$((i + 1)); done
+		t1=${EPOCHREALTIME/[.,]/}
+		us=$((t1 - t0))
+		{ [ "$best" = 0 ] || [ "$us" -lt "$best" ]; } && best=$us
+	done
+	r=$(((best + SOFTRC_PROBE_REF_US - 1) / SOFTRC_PROBE_REF_US))
+	[ "$r" -ge 1 ] || r=1
+	[ "$r" -le 10 ] || r=10
+	echo "$r"
+}
+
+if [ -z "${SOFTRC_TIME_SCALE:-}" ]; then
+	SOFTRC_TIME_SCALE=$(softrc_speed_probe)
+	echo "# VM speed: timeouts x$SOFTRC_TIME_SCALE (SOFTRC_TIME_SCALE)"
+fi
+export SOFTRC_TIME_SCALE SOFTRC_PROBE_REF_US
+
+# tmo SECONDS: a test timeout of SECONDS (may be fractional) on this VM
+tmo() {
+	awk -v s="$1" -v k="$SOFTRC_TIME_SCALE" 'BEGIN { printf "%g\n", s * k }'
+}
+
 # --- waits --------------------------------------------------------------------
-# wait_until SECONDS CMD...: poll CMD every 50 ms until it succeeds
+# wait_until SECONDS CMD...: poll CMD every 50 ms until it succeeds, for
+# at most SECONDS (scaled by SOFTRC_TIME_SCALE)
 wait_until() {
-	local deadline=$(($(date +%s%N) + $1 * 1000000000))
+	local deadline=$(($(date +%s%N) + $1 * ${SOFTRC_TIME_SCALE:-1} * 1000000000))
 	shift
 	until "$@" >/dev/null 2>&1; do
 		[ "$(date +%s%N)" -lt "$deadline" ] || return 1
@@ -133,7 +173,7 @@ counter() {
 }
 
 # suites run compound checks as `bash -c '...'`: give them the helpers
-export -f wait_until softrc_deps softrc_load softrc_loaded softrc_unload \
+export -f wait_until tmo softrc_deps softrc_load softrc_loaded softrc_unload \
 	softrc_install_module rdma_dev_exists rdma_dev_gone port_state port_attr \
 	counter
 export SELFTEST_DIR REPO SOFTRC_KO KMOD_DIR KVER

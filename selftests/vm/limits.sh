@@ -86,7 +86,7 @@ lim_down() {
 section() {
 	local name=$1 out
 	shift
-	if out=$(timeout 120 "$@" 2>&1); then
+	if out=$(timeout "$(tmo 120)" "$@" 2>&1); then
 		printf '%s\n' "$out" | grep -E '^(not )?ok' | sed 's/^/#   /'
 		ok "$name"
 	else
@@ -97,11 +97,12 @@ section() {
 
 # hold_then NAME GONE_DEV CMD...: a process holds the device open while
 # CMD removes it; CMD completes within 10 s, the holder exits 0 (it got
-# IBV_EVENT_DEVICE_FATAL) and GONE_DEV is gone
+# IBV_EVENT_DEVICE_FATAL) and GONE_DEV is gone (all times scaled to the
+# VM's speed)
 hold_then() {
 	local name=$1 dev=$2 t0 t1 rc out=/tmp/limits-hold.$$
 	shift 2
-	"$LIMITS" "$dev" hold 30 >$out 2>&1 &
+	"$LIMITS" "$dev" hold "$(tmo 30)" >$out 2>&1 &
 	HOLD_PID=$!
 	if ! wait_until 20 grep -q '^# ready' $out; then
 		sed 's/^/#   /' $out
@@ -109,9 +110,9 @@ hold_then() {
 		return
 	fi
 	t0=$(date +%s%N)
-	timeout 25 "$@" >/dev/null 2>&1
+	timeout "$(tmo 25)" "$@" >/dev/null 2>&1
 	t1=$(date +%s%N)
-	if [ $(((t1 - t0) / 1000000)) -lt 10000 ]; then
+	if [ $(((t1 - t0) / 1000000)) -lt $((10000 * SOFTRC_TIME_SCALE)) ]; then
 		ok "$name: completes while the device is held ($(((t1 - t0) / 1000000)) ms)"
 	else
 		not_ok "$name: completes while the device is held" "took $(((t1 - t0) / 1000000)) ms"
@@ -185,7 +186,7 @@ srq_kmod() {
 	local ko=$KMOD_DIR/softrc_srq_test.ko rc n0 g
 	g=$(gid_index s0 10.0.0.1) || return 1
 	n0=$(dmesg | wc -l)
-	timeout 60 insmod "$ko" dev=s0 gid="$g"
+	timeout "$(tmo 60)" insmod "$ko" dev=s0 gid="$g"
 	rc=$?
 	dmesg | tail -n +$((n0 + 1)) | grep 'softrc_srq_test: ' | sed 's/^.*softrc_srq_test: /#   /'
 	rmmod softrc_srq_test 2>/dev/null

@@ -51,7 +51,7 @@ if ! out=$(setup 2>&1); then
 	exit 1
 fi
 
-timeout 120 "$OBJECTS" s0
+timeout "$(tmo 120)" "$OBJECTS" s0
 rc=$?
 
 # The teardown is part of the result: objects.c destroyed everything.

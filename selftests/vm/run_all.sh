@@ -8,6 +8,8 @@
 set -u
 cd "$(dirname "$0")" || exit 1
 dmesg -n 1
+# the VM speed probe once for every suite (SOFTRC_TIME_SCALE, lib.sh)
+. ./lib.sh
 rc=0
 
 # On a kmemleak kernel (make check-debug) forget what boot left behind, so

@@ -22,7 +22,7 @@ for topo in loop wire; do
 		continue
 	fi
 	# one process drives both QPs; its KTAP lines become our results
-	out=$(timeout 120 "$WR_EX" "$DEV_A" "$GID_A" "$DEV_B" "$GID_B" 2>&1)
+	out=$(timeout "$(tmo 120)" "$WR_EX" "$DEV_A" "$GID_A" "$DEV_B" "$GID_B" 2>&1)
 	rc=$?
 	while read -r line; do
 		case $line in

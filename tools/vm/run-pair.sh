@@ -34,6 +34,8 @@
 #
 # Exit status: 0 if both runs pass; otherwise A's status if A failed,
 # else B's (statuses as in run.sh: 123 kernel log, 124 timeout, 125 harness).
+# When one guest fails, the other is stopped PAIR_GRACE (60) seconds later:
+# it cannot finish without its peer.
 set -euo pipefail
 
 # shellcheck source=tools/vm/lib.sh
@@ -113,11 +115,26 @@ SOFTRC_VM_FLAVOR=$flavor_b "$VM_DIR/run.sh" "${common[@]}" --mem "$(side_mem "$f
 pid_b=$!
 
 # --- Phase 3: collect both statuses -----------------------------------------------------
-rc_a=0
-rc_b=0
-wait "$pid_a" || rc_a=$?
+# The two guests need each other: once one has failed, the other gets
+# PAIR_GRACE seconds (default 60) to finish its output, then it is stopped
+# (its status is then that of a host-side kill).
+rc_a=
+rc_b=
+grace=${PAIR_GRACE:-60}
+wait -n -p first "$pid_a" "$pid_b" && rc=0 || rc=$?
+other=$pid_a
+[[ $first == "$pid_a" ]] && other=$pid_b
+if ((rc != 0)); then
+	vm_log "pair: $([[ $first == "$pid_a" ]] && echo A || echo B) failed (status $rc); the peer has ${grace}s left"
+	for _ in $(seq "$grace"); do
+		kill -0 "$other" 2>/dev/null || break
+		sleep 1
+	done
+	kill "$other" 2>/dev/null || true
+fi
+wait "$other" && rc2=0 || rc2=$?
+if [[ $first == "$pid_a" ]]; then rc_a=$rc rc_b=$rc2; else rc_b=$rc rc_a=$rc2; fi
 pid_a=
-wait "$pid_b" || rc_b=$?
 pid_b=
 if ((rc_a == 0 && rc_b == 0)); then
 	vm_log "pair: PASS"
