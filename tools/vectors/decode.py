@@ -121,6 +121,29 @@ def aeth_note(syn):
     return 'reserved'
 
 
+def ext_fields(bth, exts):
+    """The fields of the extension headers after the BTH, and AETH notes."""
+    f, notes, o = {}, [], 12
+    for x in exts:
+        h = bth[o:o + EXT_LEN[x]]
+        if x == 'reth':
+            f['va'], f['rkey'], f['dmalen'] = struct.unpack('>QII', h)
+        elif x == 'atomic':
+            f['va'], f['rkey'], f['swap'], f['cmp'] = struct.unpack('>QIQQ', h)
+        elif x == 'aeth':
+            f['syn'] = h[0]
+            f['msn'] = int.from_bytes(h[1:4], 'big')
+            notes.append(aeth_note(h[0]))
+        elif x == 'atomicack':
+            f['orig'] = struct.unpack('>Q', h)[0]
+        elif x == 'imm':
+            f['imm'] = struct.unpack('>I', h)[0]
+        elif x == 'ieth':
+            f['inv'] = struct.unpack('>I', h)[0]
+        o += EXT_LEN[x]
+    return f, notes
+
+
 def decode(frame, num, pmtu, streams, origlen=None, headers=False):
     whole = origlen is None or origlen == len(frame)
     if not whole and not headers:
@@ -170,26 +193,7 @@ def decode(frame, num, pmtu, streams, origlen=None, headers=False):
     if crc != trailer:
         raise Bad('ICRC 0x%08x, computed 0x%08x' % (trailer, crc))
 
-    f = {}
-    notes = []
-    o = 12
-    for x in exts:
-        h = bth[o:o + EXT_LEN[x]]
-        if x == 'reth':
-            f['va'], f['rkey'], f['dmalen'] = struct.unpack('>QII', h)
-        elif x == 'atomic':
-            f['va'], f['rkey'], f['swap'], f['cmp'] = struct.unpack('>QIQQ', h)
-        elif x == 'aeth':
-            f['syn'] = h[0]
-            f['msn'] = int.from_bytes(h[1:4], 'big')
-            notes.append(aeth_note(h[0]))
-        elif x == 'atomicack':
-            f['orig'] = struct.unpack('>Q', h)[0]
-        elif x == 'imm':
-            f['imm'] = struct.unpack('>I', h)[0]
-        elif x == 'ieth':
-            f['inv'] = struct.unpack('>I', h)[0]
-        o += EXT_LEN[x]
+    f, notes = ext_fields(bth, exts)
 
     base = msgpsn = None
     if payload and not headers:
@@ -241,24 +245,7 @@ def decode_cut(ip, iplen, num, frame, origlen):
     if len(bth) < hdr:
         raise Bad('captured shorter than its headers')
     payload = iplen - 28 - hdr - pad - 4
-    f, notes, o = {}, [], 12
-    for x in exts:
-        h = bth[o:o + EXT_LEN[x]]
-        if x == 'reth':
-            f['va'], f['rkey'], f['dmalen'] = struct.unpack('>QII', h)
-        elif x == 'atomic':
-            f['va'], f['rkey'], f['swap'], f['cmp'] = struct.unpack('>QIQQ', h)
-        elif x == 'aeth':
-            f['syn'] = h[0]
-            f['msn'] = int.from_bytes(h[1:4], 'big')
-            notes.append(aeth_note(h[0]))
-        elif x == 'atomicack':
-            f['orig'] = struct.unpack('>Q', h)[0]
-        elif x == 'imm':
-            f['imm'] = struct.unpack('>I', h)[0]
-        elif x == 'ieth':
-            f['inv'] = struct.unpack('>I', h)[0]
-        o += EXT_LEN[x]
+    f, notes = ext_fields(bth, exts)
     cols = ['%4d' % num, '%d>%d' % (ADDR[src], ADDR[dst]), '%4d' % origlen,
             '0x%02x' % ip[1], '0x%02x' % op, '%-30s' % name, '0x%06x' % psn,
             '0x%06x' % dqpn, str(ackreq), str(se), str(pad), '%4d' % payload,
