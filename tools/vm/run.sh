@@ -43,7 +43,7 @@
 # Exit status: CMD's exit status when the run is otherwise clean; and
 #   123  CMD exited 0 but the guest kernel log matched
 #        WARNING:|BUG:|Oops|refcount_t:|list_{add,del} corruption|
-#        general protection|UBSAN|KASAN|kmemleak  (lines are printed;
+#        general protection|UBSAN|KASAN|kmemleak reports  (lines are printed;
 #        a non-zero CMD status is kept as is)
 #   124  host-side timeout
 #   125  harness failure: kernel panic, boot failure, guest died without
