@@ -6,9 +6,9 @@
  * kt_done() the plan line and the load's result), opening the device,
  * polling one completion, and RESET -> INIT -> RTR -> RTS of a kernel RC
  * QP connected to another QP on the same device (port 1, P_Key index 0,
- * global route to the device's own GID). Each module is one .c file that
- * includes this once, so the parameters and counters below are that
- * module's.
+ * global route to the device's own GID) or to a remote GID. Each module
+ * is one .c file that includes this once, so the parameters and counters
+ * below are that module's.
  *
  * Context: module init, process context; kt_poll1() sleeps.
  */
@@ -105,11 +105,14 @@ struct kt_conn {
 	u32 psn;		/* RTR: rq_psn; RTS: sq_psn */
 	int access;		/* INIT: qp_access_flags */
 	u8 rd_atomic;		/* max_dest_rd_atomic and max_rd_atomic */
+	union ib_gid *dgid;	/* RTR: the peer's GID; NULL: kt_sgid */
+	u8 timeout;		/* RTS: local ACK timeout; 0: 14 */
 };
 
 /*
- * RESET -> INIT -> RTR -> RTS: MTU 1024, RNR timer 12, timeout 14, seven
- * retries and RNR retries, hop limit 64. 0 or the failing modify's error.
+ * RESET -> INIT -> RTR -> RTS: MTU 1024, RNR timer 12, timeout 14 (unless
+ * c->timeout says otherwise), seven retries and RNR retries, hop limit
+ * 64. 0 or the failing modify's error.
  */
 static inline int kt_to_rts(struct ib_qp *qp, const struct kt_conn *c)
 {
@@ -132,7 +135,7 @@ static inline int kt_to_rts(struct ib_qp *qp, const struct kt_conn *c)
 	a.min_rnr_timer = 12;
 	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &kt_sgid, 0, kt_gid, 64, 0);
+	rdma_ah_set_grh(&a.ah_attr, c->dgid ?: &kt_sgid, 0, kt_gid, 64, 0);
 	err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
 			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
 			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
@@ -140,7 +143,7 @@ static inline int kt_to_rts(struct ib_qp *qp, const struct kt_conn *c)
 		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTS;
-	a.timeout = 14;
+	a.timeout = c->timeout ?: 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = c->psn;
