@@ -22,7 +22,9 @@ if [ -w $leaks ]; then
 fi
 for suite in ${SOFTRC_VM_SUITES:-*.sh}; do
 	case $suite in lib.sh | run_all.sh | interop.sh) continue ;; esac
+	t0=$(date +%s)
 	./"$suite" || rc=1
+	echo "# $suite took $(($(date +%s) - t0)) s"
 	# a suite must leave no softrc state behind for the next one
 	if [ -d /sys/module/softrc ]; then
 		echo "# $suite left softrc loaded"
@@ -35,6 +37,7 @@ done
 if [ -w $leaks ]; then
 	echo "TAP version 13"
 	echo "# suite: kmemleak"
+	t0=$(date +%s)
 	echo scan >$leaks
 	sleep 6
 	echo scan >$leaks
@@ -46,5 +49,6 @@ if [ -w $leaks ]; then
 		echo "ok 1 kmemleak: no unreferenced objects after the suites"
 	fi
 	echo "1..1"
+	echo "# kmemleak scans took $(($(date +%s) - t0)) s"
 fi
 exit $rc
