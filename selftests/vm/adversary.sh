@@ -77,11 +77,12 @@ vic_stop() {
 
 # vic_read UNTIL [quiet]: relay the victim's lines as diagnostics (quiet:
 # not its passing results), evaluate its "state" lines, stop at a line
-# starting with UNTIL; VIC_LINE holds it
+# starting with UNTIL; VIC_LINE holds it. A line may take 120 s (scaled:
+# pinning the 4 GiB MR is slow on the debug kernel)
 vic_read() {
 	local line
 	VIC_LINE=
-	while IFS= read -r -t 120 -u "$VOUT" line; do
+	while IFS= read -r -t "$(tmo 120)" -u "$VOUT" line; do
 		case $line in
 		"state "*) eval "${line#state }" ;;
 		"$1"*) VIC_LINE=$line; return 0 ;;
