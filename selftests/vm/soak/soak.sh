@@ -43,7 +43,8 @@
 # summed over both incarnations of s2 and s3).
 #
 # Knobs: SOAK_MINUTES SOAK_CONNS SOAK_LIFE SOAK_PHASE SOAK_SEED
-# SOAK_TIMEOUT (QP local ACK timeout exponent, 20: 4.3 s; see below).
+# SOAK_TIMEOUT (QP local ACK timeout exponent; default 20, 4.3 s, plus
+# one per doubling of SOFTRC_TIME_SCALE, at most 23; see below).
 #
 # Load: RC has no congestion control (RoCE expects a lossless fabric), and
 # under TCG the guest moves a few thousand packets a second in all. Each
@@ -64,7 +65,10 @@ CONNS=${SOAK_CONNS:-64}
 LIFE=${SOAK_LIFE:-180}
 PHASE=${SOAK_PHASE:-60}
 SEED=${SOAK_SEED:-1}
-TMO=${SOAK_TIMEOUT:-20}
+# the ACK timeout scales with the VM's speed, as the tests' timeouts do
+TMO=20
+for ((k = 1; k < SOFTRC_TIME_SCALE && TMO < 23; k *= 2)); do TMO=$((TMO + 1)); done
+TMO=${SOAK_TIMEOUT:-$TMO}
 W=/tmp/soak
 DEVS="s0 s1 s2 s3"
 # a pair that cannot finish within its life plus this is lost (rc_verify -T)
@@ -485,6 +489,7 @@ cat <<EOF
 # ================= softrc soak summary =================
 # $((T1 - T0)) s ($MINUTES min schedule), $CONNS connections = $((2 * CONNS)) QPs (SQ/RQ 128), $lives lives (QP pairs created, verified, destroyed)
 # netem: $phase settings applied, ${#NETEM[@]} in the cycle, $PHASE s each; link del/re-add: s2 s3 at $((relink_t - T0)) s
+# QP ACK timeout exponent $TMO (VM speed x$SOFTRC_TIME_SCALE), retry_cnt 7, rnr_retry 7
 # ops: SEND $(t SEND)  SEND_IMM $(t SEND_WITH_IMM)  SEND_INV $(t SEND_WITH_INV)  WRITE $(t RDMA_WRITE)  WRITE_IMM $(t RDMA_WRITE_WITH_IMM)
 #      READ $(t RDMA_READ)  CAS $(t ATOMIC_CMP_AND_SWP)  FAA $(t ATOMIC_FETCH_AND_ADD)
 # WRs posted $posted, completed ok $okops; receives checked $(t recv); $gib GiB, every byte verified
