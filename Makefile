@@ -12,6 +12,9 @@
 #   make sparse       sparse (C=2) with endian checks
 #   make fuzz | coverage | bench-core   protocol core on the host
 #   make bench        perftest on softrc and on rxe (one VM boot each), ratios
+#   make soak         SOAK_MINUTES=N (default 20) of rc_verify on 64 RC
+#                     connections under netem, QPs and devices re-created,
+#                     then a one-screen summary (not part of check)
 #
 # KDIR selects the kernel build tree: the running kernel's if it has
 # one, else Debian 12's 6.1.0-57-amd64 headers (installed if missing).
@@ -27,7 +30,7 @@ RESULTS		:= $(TOP)/build/results
 
 .PHONY: all modules deps clean check check-host check-vm check-harness \
 	style sparse demo fuzz coverage bench-core verbs check-interop bench \
-	check-debug
+	check-debug soak
 all: modules
 
 $(KDIR)/Makefile:
@@ -93,6 +96,18 @@ check-debug: deps
 
 bench: modules
 	tools/bench/bench.sh
+
+# Soak (selftests/vm/soak/soak.sh): one VM boot, SOAK_MINUTES of traffic
+# plus a margin for the last QP lives to drain; 3 GiB for 128 processes
+# with their registered buffers. SOAK_CONNS, SOAK_LIFE, SOAK_PHASE,
+# SOAK_SEED, SOAK_TIMEOUT pass through (see the script's header).
+SOAK_MINUTES	?= 20
+SOAK_KNOBS	:= SOAK_CONNS SOAK_LIFE SOAK_PHASE SOAK_SEED SOAK_TIMEOUT
+soak: modules verbs
+	tools/vm/run.sh --timeout $$(($(SOAK_MINUTES) * 60 + 900)) --mem 3072 \
+		--env SOAK_MINUTES=$(SOAK_MINUTES) \
+		$(foreach v,$(SOAK_KNOBS),$(if $($(v)),--env $(v)=$($(v)))) \
+		-- selftests/vm/soak/soak.sh
 
 # X-macro tables (one list expanded into enum, names and descriptors)
 # are macros checkpatch cannot parse: in those files alone it may not

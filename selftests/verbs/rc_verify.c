@@ -17,6 +17,16 @@
  * server sends its memory over the socket and the client also reads it
  * back with RDMA READ; both must equal the shadow.
  *
+ * With -D the client stops posting after that many seconds (the op list is
+ * still the -n one, cut short) and tells the server how many ops it posted,
+ * so the server knows which receives to expect. The client ends with a
+ * "# totals:" line: ops posted and completed successfully, bytes, ops by
+ * kind and errors by class (both sides), which the soak sums.
+ *
+ * -q N runs N connections at once and -E SECS makes each one a series of
+ * lives (new processes, new QPs, the next seed) for SECS; both sides fork
+ * per connection and per life (see run_conns()).
+ *
  * Error modes (-e) check the requester's completion status for: a bad
  * rkey, an out-of-bounds access, an MR without the needed remote access
  * right, an unreachable peer (retry exceeded, then flushes, QP in ERR), no
@@ -43,6 +53,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -56,9 +67,6 @@
 #define SQ_DEPTH	128
 #define RQ_DEPTH	128
 #define MAX_SGE		4
-#define TARGET_SIZE	(4u << 20)	/* server memory the client writes/reads */
-#define RECV_SIZE	(4u << 20)	/* server receive buffers */
-#define LOCAL_SIZE	(4u << 20)	/* client source / sink buffers */
 #define POISON		0xa5
 
 enum kind { K_SEND, K_SEND_IMM, K_SEND_INV, K_WRITE, K_WRITE_IMM, K_READ,
@@ -95,6 +103,11 @@ struct opts {
 	int rnr_retry;
 	int rnr_timer;
 	int deadline;	/* seconds for the whole run */
+	int duration;	/* seconds of traffic, then stop posting (0: all) */
+	uint32_t bufsize;	/* target, receive, local and shadow buffers */
+	int nconn;	/* -q: connections, each in its own processes (0: no -q) */
+	int until;	/* -E: seconds during which lives begin */
+	const char *out;	/* -O: per-life output files PREFIX.conn.life */
 	enum emode err;
 	enum inv_mode inv;
 	bool verbose;
@@ -106,6 +119,7 @@ static struct opts o = {
 	.port = 18515, .gid_idx = -1, .seed = 1, .count = 1000,
 	.maxlen = 1u << 20, .mtu = IBV_MTU_1024, .timeout = 14, .retry = 7,
 	.rnr_retry = 7, .rnr_timer = 12, .deadline = 120, .inv = INV_AUTO,
+	.bufsize = 4u << 20,
 };
 
 /* --- KTAP ------------------------------------------------------------------ */
@@ -145,10 +159,38 @@ static __attribute__((noreturn)) void bail(const char *fmt, ...)
 	exit(2);
 }
 
-/* first failure of a class is printed; the rest only counted */
-static unsigned long errs;
+/*
+ * Errors by class. The first 20 failures are printed, the rest only
+ * counted; the totals line names each class.
+ */
+enum ecls { EC_RETRY, EC_RNR, EC_STATUS, EC_FLUSH, EC_CQE, EC_DATA, EC_LOST,
+	    EC_NR };
 
-#define FAIL(...) do { if (errs++ < 20) diag(__VA_ARGS__); } while (0)
+static const char *const ecls_name[EC_NR] = {
+	"retry_exceeded", "rnr_retry_exceeded", "bad_status", "flushed",
+	"cqe_fields", "data", "lost",
+};
+static unsigned long errs, ecount[EC_NR];
+
+#define FAIL(cls, ...) do {					\
+		ecount[cls]++;						\
+		if (errs++ < 20)					\
+			diag(__VA_ARGS__);				\
+	} while (0)
+
+static enum ecls ecls_of_status(enum ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_RETRY_EXC_ERR:
+		return EC_RETRY;
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return EC_RNR;
+	case IBV_WC_WR_FLUSH_ERR:
+		return EC_FLUSH;
+	default:
+		return EC_STATUS;
+	}
+}
 
 /* --- deterministic randomness ---------------------------------------------- */
 static uint64_t mix64(uint64_t x)
@@ -291,6 +333,7 @@ struct hello {
 	uint32_t maxlen;
 	uint32_t mtu;
 	uint32_t inv;	/* INV_MW / INV_MR / INV_OFF wanted */
+	uint32_t bufsize;
 };
 
 struct qpinfo {
@@ -308,10 +351,17 @@ struct qpinfo {
 	uint8_t gid[16];
 };
 
+/* client -> server after the traffic: how many ops were posted */
+struct endmsg {
+	uint32_t magic;
+	uint32_t count;
+};
+
 struct report {
 	uint32_t magic;
 	uint32_t nrecv;
 	uint64_t errors;
+	uint64_t ecount[EC_NR];
 };
 
 static void xfer(int fd, void *buf, size_t len, bool out)
@@ -338,7 +388,7 @@ static void get(int fd, void *b, size_t l) { xfer(fd, b, l, false); }
 static int sock_unix(const char *path, bool listen_)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0), c;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
 	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
 		bail("unix socket %s", path);
@@ -347,12 +397,7 @@ static int sock_unix(const char *path, bool listen_)
 		unlink(path);
 		if (bind(fd, (void *)&sa, sizeof(sa)) || listen(fd, 1))
 			bail("bind %s: %s", path, strerror(errno));
-		c = accept(fd, NULL, NULL);
-		close(fd);
-		unlink(path);
-		if (c < 0)
-			bail("accept: %s", strerror(errno));
-		return c;
+		return fd;
 	}
 	/* the server may start later than we do: retry until the deadline */
 	do {
@@ -369,7 +414,7 @@ static int sock_tcp(const char *host, int port, bool listen_)
 				  .ai_flags = listen_ ? AI_PASSIVE : 0 };
 	struct addrinfo *ai, *a;
 	char ps[16];
-	int fd = -1, c, i, one = 1;
+	int fd = -1, i, one = 1;
 
 	snprintf(ps, sizeof(ps), "%d", port);
 	if (getaddrinfo(host, ps, &hints, &ai))
@@ -394,20 +439,44 @@ static int sock_tcp(const char *host, int port, bool listen_)
 	if (fd < 0)
 		bail("%s %s:%d: %s", listen_ ? "listen" : "connect",
 		     host ? host : "*", port, strerror(errno));
-	if (!listen_)
-		return fd;
-	c = accept(fd, NULL, NULL);
-	close(fd);
+	return fd;
+}
+
+static bool peer_is_unix(void)
+{
+	return o.peer && o.peer[0] == '/';
+}
+
+/* the server's listening socket, or the client's connected one */
+static int sock_start(void)
+{
+	if (peer_is_unix())
+		return sock_unix(o.peer, o.server);
+	return sock_tcp(o.server ? NULL : o.peer, o.port, o.server);
+}
+
+static int sock_accept(int lfd)
+{
+	int c = accept(lfd, NULL, NULL);
+
 	if (c < 0)
 		bail("accept: %s", strerror(errno));
 	return c;
 }
 
+/* a connected socket: the server takes one connection and stops listening */
 static int sock_open(void)
 {
-	if (o.peer && o.peer[0] == '/')
-		return sock_unix(o.peer, o.server);
-	return sock_tcp(o.server ? NULL : o.peer, o.port, o.server);
+	int lfd, c;
+
+	if (!o.server)
+		return sock_start();
+	lfd = sock_start();
+	c = sock_accept(lfd);
+	close(lfd);
+	if (peer_is_unix())
+		unlink(o.peer);
+	return c;
 }
 
 /* --- verbs set-up ------------------------------------------------------------- */
@@ -774,18 +843,18 @@ static void srv_check_recv(struct srv *s, const struct ibv_wc *wc,
 	bool in_sge;
 
 	if (wc->status != IBV_WC_SUCCESS) {
-		FAIL("recv op %u (%s): status %s", rp->k, kind_name[d.kind],
-		     ibv_wc_status_str(wc->status));
+		FAIL(ecls_of_status(wc->status), "recv op %u (%s): status %s",
+		     rp->k, kind_name[d.kind], ibv_wc_status_str(wc->status));
 		return;
 	}
 	if (wc->wr_id != rp->k)
-		FAIL("recv: wr_id %" PRIu64 ", expected %u (order)", wc->wr_id,
+		FAIL(EC_CQE, "recv: wr_id %" PRIu64 ", expected %u (order)", wc->wr_id,
 		     rp->k);
 	if (wc->opcode != wop)
-		FAIL("recv op %u (%s): opcode %d, expected %d", rp->k,
+		FAIL(EC_CQE, "recv op %u (%s): opcode %d, expected %d", rp->k,
 		     kind_name[d.kind], wc->opcode, wop);
 	if (wc->byte_len != d.len)
-		FAIL("recv op %u (%s): byte_len %u, expected %u", rp->k,
+		FAIL(EC_CQE, "recv op %u (%s): byte_len %u, expected %u", rp->k,
 		     kind_name[d.kind], wc->byte_len, d.len);
 	if (d.kind == K_SEND_IMM || d.kind == K_WRITE_IMM)
 		flags |= IBV_WC_WITH_IMM;
@@ -798,17 +867,17 @@ static void srv_check_recv(struct srv *s, const struct ibv_wc *wc,
 		flags = (flags & ~IBV_WC_WITH_INV) | IBV_WC_IP_CSUM_OK;
 	if ((wc->wc_flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV |
 			     IBV_WC_IP_CSUM_OK)) != flags)
-		FAIL("recv op %u (%s): wc_flags %#x, expected %#x", rp->k,
+		FAIL(EC_CQE, "recv op %u (%s): wc_flags %#x, expected %#x", rp->k,
 		     kind_name[d.kind], wc->wc_flags, flags);
 	if ((flags & IBV_WC_WITH_IMM) && wc->imm_data != htonl(d.imm))
-		FAIL("recv op %u (%s): imm_data %#x, expected %#x", rp->k,
+		FAIL(EC_CQE, "recv op %u (%s): imm_data %#x, expected %#x", rp->k,
 		     kind_name[d.kind], ntohl(wc->imm_data), d.imm);
 	if ((flags & IBV_WC_WITH_INV) &&
 	    wc->invalidated_rkey != s->inv_rkey[inv_of[rp->k]])
-		FAIL("recv op %u: invalidated_rkey %#x, expected %#x", rp->k,
+		FAIL(EC_CQE, "recv op %u: invalidated_rkey %#x, expected %#x", rp->k,
 		     wc->invalidated_rkey, s->inv_rkey[inv_of[rp->k]]);
 	if (wc->qp_num != c.qp->qp_num)
-		FAIL("recv op %u: qp_num %#x, expected %#x", rp->k, wc->qp_num,
+		FAIL(EC_CQE, "recv op %u: qp_num %#x, expected %#x", rp->k, wc->qp_num,
 		     c.qp->qp_num);
 
 	/* payload in the SGEs; everything else still poison */
@@ -833,7 +902,7 @@ static void srv_check_recv(struct srv *s, const struct ibv_wc *wc,
 		if (in_sge)
 			at++;
 		if (p[i] != want) {
-			FAIL("recv op %u (%s, %u B): byte %" PRIu64
+			FAIL(EC_DATA, "recv op %u (%s, %u B): byte %" PRIu64
 			     " of the buffer is %#x, expected %#x", rp->k,
 			     kind_name[d.kind], d.len, i, p[i], want);
 			break;
@@ -880,42 +949,73 @@ static void srv_post_recvs(struct srv *s, struct rpost *rp, struct ring *rr,
 	}
 }
 
-static void server(void)
+/* inbound messages among ops [0, @count) */
+static uint32_t inbound_below(uint32_t count)
+{
+	uint32_t k, n = 0;
+
+	for (k = 0; k < count; k++)
+		if (is_inbound(gen_op(k).kind))
+			n++;
+	return n;
+}
+
+/* the client's end message: the ops it posted; @wait: block for it */
+static bool srv_take_end(int fd, bool wait, uint32_t *nin)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct endmsg e;
+
+	if (!wait && poll(&p, 1, 0) <= 0)
+		return false;
+	get(fd, &e, sizeof(e));
+	if (e.magic != MAGIC || e.count > o.count)
+		bail("bad end message (count %u of %u)", e.count, o.count);
+	*nin = inbound_below(e.count);
+	if (e.count < o.count)
+		diag("server: the client stopped after %u of %u ops (%u inbound)",
+		     e.count, o.count, *nin);
+	return true;
+}
+
+/* one connection, its hello read: serve it, then exit */
+static __attribute__((noreturn)) void server_run(int fd, const struct hello *h)
 {
 	struct srv s = { 0 };
-	struct hello h;
 	struct qpinfo me = { .magic = MAGIC }, peer;
 	struct report rep = { .magic = MAGIC };
-	struct ring rr = { .size = RECV_SIZE };
+	struct ring rr = { 0 };
 	struct rpost *rp;
 	struct ibv_wc wc[32];
 	uint32_t next = 0, nin = 0, k, head = 0, tail = 0;
-	int fd = sock_open(), acc;
+	int acc;
+	bool ended = false;
 	char b;
 
-	get(fd, &h, sizeof(h));
-	if (h.magic != MAGIC)
+	if (h->magic != MAGIC)
 		bail("bad hello");
-	o.seed = h.seed;
-	o.count = h.count;
-	o.maxlen = h.maxlen;
-	o.mtu = (int)h.mtu;
-	o.err = (enum emode)h.err;
+	o.seed = h->seed;
+	o.count = h->count;
+	o.maxlen = h->maxlen;
+	o.bufsize = h->bufsize;
+	rr.size = o.bufsize;
+	o.mtu = (int)h->mtu;
+	o.err = (enum emode)h->err;
 	t_end = now() + tmo(o.deadline);
 	open_dev();
 	set_nonblock_channel();
 	create_qp();
 	c.psn = (uint32_t)mix64(o.seed ^ 77) & 0xffffff;
-	s.target = zalloc(TARGET_SIZE);
-	s.rbuf = zalloc(RECV_SIZE);
-	gen_fill(s.target, TARGET_SIZE, msg_key(0xffffffffu));
-	memset(s.rbuf, POISON, RECV_SIZE);
-	s.tmr = reg(s.target, TARGET_SIZE, IBV_ACCESS_LOCAL_WRITE |
+	s.target = zalloc(o.bufsize);
+	s.rbuf = zalloc(o.bufsize);
+	gen_fill(s.target, o.bufsize, msg_key(0xffffffffu));
+	memset(s.rbuf, POISON, o.bufsize);
+	s.tmr = reg(s.target, o.bufsize, IBV_ACCESS_LOCAL_WRITE |
 		    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		    IBV_ACCESS_REMOTE_ATOMIC |
 		    ((c.dattr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) ?
 		     IBV_ACCESS_MW_BIND : 0));
-	s.rmr = reg(s.rbuf, RECV_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	s.rmr = reg(s.rbuf, o.bufsize, IBV_ACCESS_LOCAL_WRITE);
 	switch (o.err) {
 	case E_NOACC_WRITE:
 		acc = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
@@ -929,13 +1029,13 @@ static void server(void)
 	}
 	s.xbuf = zalloc(65536);
 	s.xmr = reg(s.xbuf, 65536, IBV_ACCESS_LOCAL_WRITE | acc);
-	srv_setup_inv(&s, o.err == E_NONE ? h.inv : INV_OFF);
+	srv_setup_inv(&s, o.err == E_NONE ? h->inv : INV_OFF);
 
 	me.qpn = c.qp->qp_num;
 	me.psn = c.psn;
 	me.rkey = s.tmr->rkey;
 	me.addr = (uintptr_t)s.target;
-	me.size = TARGET_SIZE;
+	me.size = o.bufsize;
 	me.rkey2 = s.xmr->rkey;
 	me.addr2 = (uintptr_t)s.xbuf;
 	me.inv = s.inv;
@@ -958,11 +1058,8 @@ static void server(void)
 		c.qp = NULL;
 	}
 
-	for (k = 0; k < o.count; k++)
-		if (is_inbound(gen_op(k).kind))
-			nin++;
-	if (o.err != E_NONE)
-		nin = 0;	/* error modes: no receives posted at all */
+	/* error modes: no receives posted at all */
+	nin = o.err == E_NONE ? inbound_below(o.count) : 0;
 	rp = calloc(RQ_DEPTH, sizeof(*rp));
 	srv_post_recvs(&s, rp, &rr, nin, &next, &head, tail);
 	b = 'R';	/* the first receives are posted: go */
@@ -978,21 +1075,44 @@ static void server(void)
 			tail++;
 		}
 		srv_post_recvs(&s, rp, &rr, nin, &next, &head, tail);
-		if (now() > t_end) {
-			FAIL("server: timed out with %u of %u messages received",
+		/* the client may have stopped early (-D): fewer to wait for */
+		if (!ended && o.err == E_NONE)
+			ended = srv_take_end(fd, false, &nin);
+		if (tail < nin && now() > t_end) {
+			FAIL(EC_LOST, "server: timed out with %u of %u messages received",
 			     tail, nin);
 			break;
 		}
 	}
+	if (!ended && o.err == E_NONE) {
+		srv_take_end(fd, true, &nin);
+		if (tail < nin)
+			FAIL(EC_LOST, "server: %u of %u messages received",
+			     tail, nin);
+	}
+	if (tail > nin)
+		FAIL(EC_CQE, "server: %u receive completions, %u messages sent",
+		     tail, nin);
 	rep.nrecv = tail;
 	diag("server: %u messages received and checked, %lu errors", tail,
 	     errs);
 	get(fd, &b, 1);		/* the client is done */
 	rep.errors = errs;
+	for (k = 0; k < EC_NR; k++)
+		rep.ecount[k] = ecount[k];
 	put(fd, &rep, sizeof(rep));
-	put(fd, s.target, TARGET_SIZE);
+	put(fd, s.target, o.bufsize);
 	get(fd, &b, 1);
 	exit(errs ? 1 : 0);
+}
+
+static void server(void)
+{
+	struct hello h;
+	int fd = sock_open();
+
+	get(fd, &h, sizeof(h));
+	server_run(fd, &h);
 }
 
 /* ============================== client ===================================== */
@@ -1016,6 +1136,7 @@ struct cli {
 	struct ring lr, rr;
 	struct cop *q;		/* posted, not yet completed (FIFO) */
 	uint32_t qhead, qtail;
+	uint32_t nok;		/* completed successfully, all checks passed */
 	uint32_t nsend_bytes;
 	unsigned long nkind[K_NR];
 	uint64_t bytes;
@@ -1039,7 +1160,8 @@ static enum ibv_wc_opcode wc_op_of(enum kind k)
 }
 
 /* an op is complete: check what it brought back and update the shadow */
-static void cli_retire(struct cli *cl, struct cop *op)
+/* @check: the op succeeded, what it returned must be right */
+static void cli_retire(struct cli *cl, struct cop *op, bool check)
 {
 	const struct opdesc *d = &op->d;
 	uint8_t *p = cl->local + op->loff;
@@ -1052,7 +1174,7 @@ static void cli_retire(struct cli *cl, struct cop *op)
 		gen_fill(cl->shadow + op->roff, d->len, msg_key(op->k));
 		break;
 	case K_READ:
-		for (i = 0; i < op->lspan; i++) {
+		for (i = 0; check && i < op->lspan; i++) {
 			uint8_t want = POISON;
 
 			for (j = 0; j < op->nsge; j++) {
@@ -1065,7 +1187,7 @@ static void cli_retire(struct cli *cl, struct cop *op)
 				}
 			}
 			if (p[i] != want) {
-				FAIL("op %u RDMA_READ %u B at +%#" PRIx64
+				FAIL(EC_DATA, "op %u RDMA_READ %u B at +%#" PRIx64
 				     ": local byte %" PRIu64 " is %#x, expected %#x",
 				     op->k, d->len, op->roff, i, p[i], want);
 				break;
@@ -1075,8 +1197,8 @@ static void cli_retire(struct cli *cl, struct cop *op)
 	case K_CAS:
 	case K_FAA:
 		memcpy(&v, (void *)(uintptr_t)op->sg[0].addr, 8);
-		if (v != op->expect_orig)
-			FAIL("op %u %s at +%#" PRIx64 ": returned %#" PRIx64
+		if (check && v != op->expect_orig)
+			FAIL(EC_DATA, "op %u %s at +%#" PRIx64 ": returned %#" PRIx64
 			     ", expected %#" PRIx64, op->k, kind_name[d->kind],
 			     op->roff, v, op->expect_orig);
 		memcpy(&v, cl->shadow + op->roff, 8);
@@ -1097,44 +1219,56 @@ static void cli_check_wc(struct cli *cl, const struct ibv_wc *wc)
 {
 	struct cop *op;
 	unsigned int imm;
+	unsigned long e0;
 
-	/* every unsignaled op before the signaled one is complete too */
+	/*
+	 * every unsignaled op before the signaled one is complete too; an
+	 * error CQE may name an unsignaled op (errors always complete), the
+	 * ones before it succeeded
+	 */
 	while (cl->qtail != cl->qhead) {
 		op = &cl->q[cl->qtail % SQ_DEPTH];
-		if (op->signaled)
+		if (op->signaled || op->k == wc->wr_id)
 			break;
-		cli_retire(cl, op);
+		e0 = errs;
+		cli_retire(cl, op, true);
+		if (errs == e0)
+			cl->nok++;
 		cl->qtail++;
 	}
+	e0 = errs;
 	if (cl->qtail == cl->qhead) {
-		FAIL("send CQE wr_id %" PRIu64 " with nothing outstanding",
+		FAIL(EC_CQE, "send CQE wr_id %" PRIu64 " with nothing outstanding",
 		     wc->wr_id);
 		return;
 	}
 	op = &cl->q[cl->qtail % SQ_DEPTH];
 	if (wc->status != IBV_WC_SUCCESS)
-		FAIL("op %u %s %u B: status %s (vendor_err %#x)", op->k,
+		FAIL(ecls_of_status(wc->status),
+		     "op %u %s %u B: status %s (vendor_err %#x)", op->k,
 		     kind_name[op->d.kind], op->d.len,
 		     ibv_wc_status_str(wc->status), wc->vendor_err);
 	else if (wc->wr_id != op->k)
-		FAIL("send CQE wr_id %" PRIu64 ", expected %u (order)",
+		FAIL(EC_CQE, "send CQE wr_id %" PRIu64 ", expected %u (order)",
 		     wc->wr_id, op->k);
 	else if (wc->opcode != wc_op_of(op->d.kind))
-		FAIL("op %u %s: opcode %d, expected %d", op->k,
+		FAIL(EC_CQE, "op %u %s: opcode %d, expected %d", op->k,
 		     kind_name[op->d.kind], wc->opcode, wc_op_of(op->d.kind));
 	else if ((op->d.kind == K_READ && wc->byte_len != op->d.len) ||
 		 ((op->d.kind == K_CAS || op->d.kind == K_FAA) &&
 		  wc->byte_len != 8))
-		FAIL("op %u %s: byte_len %u, expected %u", op->k,
+		FAIL(EC_CQE, "op %u %s: byte_len %u, expected %u", op->k,
 		     kind_name[op->d.kind], wc->byte_len, op->d.len);
 	else if (wc->qp_num != c.qp->qp_num)
-		FAIL("op %u: qp_num %#x", op->k, wc->qp_num);
+		FAIL(EC_CQE, "op %u: qp_num %#x", op->k, wc->qp_num);
 	imm = op->d.kind == K_SEND_IMM || op->d.kind == K_WRITE_IMM ?
 	      IBV_WC_WITH_IMM : 0;
 	if (wc->wc_flags & ~imm & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV))
-		FAIL("op %u %s: requester wc_flags %#x", op->k,
+		FAIL(EC_CQE, "op %u %s: requester wc_flags %#x", op->k,
 		     kind_name[op->d.kind], wc->wc_flags);
-	cli_retire(cl, op);
+	cli_retire(cl, op, wc->status == IBV_WC_SUCCESS);
+	if (errs == e0)
+		cl->nok++;
 	cl->qtail++;
 }
 
@@ -1215,8 +1349,8 @@ static bool cli_post(struct cli *cl, uint32_t k, struct rng *r)
 	 * completes: signal big ones, and any posted with a ring half full,
 	 * so the rings cannot fill up with nothing left to complete. */
 	op->signaled = k == o.count - 1 || k % 16 == 15 || rnd_below(r, 10) < 7 ||
-		       d.len > 65536 || ring_used(&cl->lr) > LOCAL_SIZE / 2 ||
-		       ring_used(&cl->rr) > TARGET_SIZE / 2;
+		       d.len > 65536 || ring_used(&cl->lr) > o.bufsize / 2 ||
+		       ring_used(&cl->rr) > o.bufsize / 2;
 	if (op->signaled)
 		wr.send_flags |= IBV_SEND_SIGNALED;
 	if (rnd_below(r, 20) == 0)
@@ -1280,7 +1414,8 @@ static void cli_connect(struct cli *cl, int fd, uint32_t inv)
 {
 	struct hello h = { .magic = MAGIC, .err = o.err, .seed = o.seed,
 			   .count = o.count, .maxlen = o.maxlen,
-			   .mtu = (uint32_t)o.mtu, .inv = inv };
+			   .mtu = (uint32_t)o.mtu, .inv = inv,
+			   .bufsize = o.bufsize };
 	struct qpinfo me = { .magic = MAGIC };
 
 	put(fd, &h, sizeof(h));
@@ -1307,13 +1442,13 @@ static void cli_connect(struct cli *cl, int fd, uint32_t inv)
 	if (use_inv && count_inv() != cl->peer.ninv)
 		bail("peer has %u invalidation rkeys, the op list needs more",
 		     cl->peer.ninv);
-	cl->local = zalloc(LOCAL_SIZE);
-	cl->lmr = reg(cl->local, LOCAL_SIZE, IBV_ACCESS_LOCAL_WRITE);
-	cl->lr.size = LOCAL_SIZE;
-	cl->rr.size = TARGET_SIZE;
+	cl->local = zalloc(o.bufsize);
+	cl->lmr = reg(cl->local, o.bufsize, IBV_ACCESS_LOCAL_WRITE);
+	cl->lr.size = o.bufsize;
+	cl->rr.size = o.bufsize;
 	cl->q = calloc(SQ_DEPTH, sizeof(*cl->q));
-	cl->shadow = zalloc(TARGET_SIZE);
-	gen_fill(cl->shadow, TARGET_SIZE, msg_key(0xffffffffu));
+	cl->shadow = zalloc(o.bufsize);
+	gen_fill(cl->shadow, o.bufsize, msg_key(0xffffffffu));
 	result(true, "connect %s (gid %d, qpn %#x) to qpn %#x, mtu %d, inline %u, %d SGEs",
 	       o.dev, o.gid_idx, c.qp->qp_num, cl->peer.qpn, 128 << o.mtu,
 	       c.max_inline, c.max_sge);
@@ -1322,12 +1457,12 @@ static void cli_connect(struct cli *cl, int fd, uint32_t inv)
 /* read the whole target back with RDMA READ and compare with the shadow */
 static unsigned long cli_read_sweep(struct cli *cl)
 {
-	const uint32_t chunk = 256 * 1024;
+	const uint32_t chunk = o.bufsize < 256 * 1024 ? o.bufsize : 256 * 1024;
 	unsigned long bad = 0;
 	struct ibv_wc wc;
 	uint64_t off;
 
-	for (off = 0; off < TARGET_SIZE; off += chunk) {
+	for (off = 0; off < o.bufsize; off += chunk) {
 		struct ibv_sge sg = { (uintptr_t)cl->local, chunk, cl->lmr->lkey };
 		struct ibv_send_wr wr = { .wr_id = off, .sg_list = &sg,
 					  .num_sge = 1,
@@ -1344,6 +1479,7 @@ static unsigned long cli_read_sweep(struct cli *cl)
 		if (n != 1 || wc.status != IBV_WC_SUCCESS) {
 			diag("sweep READ at %#" PRIx64 ": %s", off,
 			     n ? ibv_wc_status_str(wc.status) : "timeout");
+			ecount[n ? ecls_of_status(wc.status) : EC_LOST]++;
 			return 1;
 		}
 		if (memcmp(cl->local, cl->shadow + off, chunk)) {
@@ -1355,9 +1491,30 @@ static unsigned long cli_read_sweep(struct cli *cl)
 				diag("target +%#" PRIx64 " differs from the shadow (READ)",
 				     off + i);
 			bad++;
+			ecount[EC_DATA]++;
 		}
 	}
 	return bad;
+}
+
+/*
+ * One line for scripts (the soak sums them): ops posted and completed
+ * successfully, bytes, receives the peer checked, ops by kind, and errors
+ * by class, this side's and the peer's added up.
+ */
+static void cli_totals(const struct cli *cl, const struct report *rep)
+{
+	int i;
+
+	printf("# totals: posted=%u ok=%u bytes=%" PRIu64 " recv=%u",
+	       cl->qhead, cl->nok, cl->bytes, rep->nrecv);
+	for (i = 0; i < K_NR; i++)
+		printf(" %s=%lu", kind_name[i], cl->nkind[i]);
+	for (i = 0; i < EC_NR; i++)
+		printf(" err_%s=%" PRIu64, ecls_name[i],
+		       (uint64_t)ecount[i] + rep->ecount[i]);
+	printf("\n");
+	fflush(stdout);
 }
 
 static void client_traffic(void)
@@ -1365,8 +1522,9 @@ static void client_traffic(void)
 	struct cli cl = { 0 };
 	struct report rep;
 	struct rng r = rng_for(o.seed, 0, 3);
+	struct endmsg e = { .magic = MAGIC };
 	uint8_t *mem;
-	uint32_t k = 0, i;
+	uint32_t k = 0, last = o.count, i;
 	int fd = sock_open();
 	double t0;
 	char b;
@@ -1376,8 +1534,15 @@ static void client_traffic(void)
 	get(fd, &b, 1);	/* receives posted */
 	t0 = now();
 	e0 = errs;
-	while (k < o.count || cl.qtail != cl.qhead) {
-		while (k < o.count && cl.qhead - cl.qtail < SQ_DEPTH - 1 &&
+	while (k < last || cl.qtail != cl.qhead) {
+		/*
+		 * -D: stop once time is up, after a signaled op (the ones
+		 * before it complete with it)
+		 */
+		if (o.duration && k < last && now() - t0 >= o.duration &&
+		    (!k || cl.q[(cl.qhead - 1) % SQ_DEPTH].signaled))
+			last = k;
+		while (k < last && cl.qhead - cl.qtail < SQ_DEPTH - 1 &&
 		       cli_post(&cl, k, &r))
 			k++;
 		cli_poll(&cl, 200);
@@ -1385,14 +1550,16 @@ static void client_traffic(void)
 			break;
 	}
 	if (cl.qtail != cl.qhead)
-		FAIL("%u ops never completed (posted %u of %u)",
+		FAIL(EC_LOST, "%u ops never completed (posted %u of %u)",
 		     cl.qhead - cl.qtail, k, o.count);
+	e.count = k;
+	put(fd, &e, sizeof(e));
 	diag("%u ops, %" PRIu64 " bytes in %.2f s", cl.qhead, cl.bytes,
 	     now() - t0);
 	for (i = 0; i < K_NR; i++)
 		diag("  %-22s %lu", kind_name[i], cl.nkind[i]);
 	result(errs == e0, "%u ops: every requester CQE, READ byte and atomic result as expected",
-	       o.count);
+	       k);
 	if (use_inv)
 		result(cl.nkind[K_SEND_INV] > 0 && errs == e0,
 		       "SEND_WITH_INV (%s): %lu ops", cl.peer.inv == INV_MW ?
@@ -1407,33 +1574,35 @@ static void client_traffic(void)
 	b = 'D';
 	put(fd, &b, 1);
 	get(fd, &rep, sizeof(rep));
-	mem = zalloc(TARGET_SIZE);
-	get(fd, mem, TARGET_SIZE);
+	mem = zalloc(o.bufsize);
+	get(fd, mem, o.bufsize);
 	put(fd, &b, 1);
 	result(rep.errors == 0, "peer: %u receive CQEs and payloads as expected (%" PRIu64 " errors)",
 	       rep.nrecv, rep.errors);
 	bad = 0;
-	if (memcmp(mem, cl.shadow, TARGET_SIZE)) {
+	if (memcmp(mem, cl.shadow, o.bufsize)) {
 		for (i = 0; mem[i] == cl.shadow[i]; i++)
 			;
 		diag("peer memory +%#x is %#x, shadow %#x", i, mem[i],
 		     cl.shadow[i]);
 		bad = 1;
 	}
+	ecount[EC_DATA] += bad;
 	result(!bad, "peer memory (sent over the socket) equals the shadow: writes and atomics landed");
+	cli_totals(&cl, &rep);
 }
 
 /* Tell the server we are done; take (and drop) its report and memory. */
 /* The end of an error mode: the server's target memory, to free */
 static uint8_t *client_done_mem(int fd)
 {
-	uint8_t *mem = zalloc(TARGET_SIZE);
+	uint8_t *mem = zalloc(o.bufsize);
 	struct report rep;
 	char b = 'D';
 
 	put(fd, &b, 1);
 	get(fd, &rep, sizeof(rep));
-	get(fd, mem, TARGET_SIZE);
+	get(fd, mem, o.bufsize);
 	put(fd, &b, 1);
 	return mem;
 }
@@ -1692,6 +1861,186 @@ static void state_mode(void)
 	c.qp = NULL;
 }
 
+/* the client side of one run; returns the exit status */
+static int client_main(void)
+{
+	printf("TAP version 13\n# rc_verify seed %" PRIu64 " count %u%s%s\n",
+	       o.seed, o.count, o.err ? " error mode " : "",
+	       o.err ? emode_name[o.err] : "");
+	if (o.err == E_STATE)
+		state_mode();
+	else if (o.err == E_DESTROY)
+		client_destroy();
+	else if (o.err)
+		client_error();
+	else
+		client_traffic();
+	printf("1..%d\n", test_n);
+	fflush(stdout);
+	return test_failed || (errs && !o.err) ? 1 : 0;
+}
+
+/*
+ * --- many connections, many lives (-q, -E) -----------------------------------
+ * Forked once per connection, then once per life: each life is a fresh
+ * process (its QPs and everything else go with it at exit) without the
+ * cost of an exec and of libibverbs loading its providers again.
+ * Connection i uses socket PATH.i (or PORT + i); life j of connection i
+ * seed SEED + 1000 i + j. The client ends a connection with a BYE hello.
+ */
+#define MAGIC_BYE	0x52434259u	/* "RCBY" */
+#define MIN_LIFE	20		/* seconds; a shorter life is not begun */
+
+static double t_stop;	/* -E: no life begins after this */
+
+static void conn_addr(int i)
+{
+	static char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+	if (peer_is_unix()) {
+		snprintf(path, sizeof(path), "%s.%d", o.peer, i);
+		o.peer = path;
+	} else {
+		o.port += i;
+	}
+}
+
+static void life_output(int i, int j)
+{
+	char name[4096];
+
+	if (!o.out)
+		return;
+	snprintf(name, sizeof(name), "%s.%d.%d", o.out, i, j);
+	if (!freopen(name, "w", stdout))
+		bail("%s: %s", name, strerror(errno));
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0)
+		return 255;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int conn_client(int i)
+{
+	struct hello bye = { .magic = MAGIC_BYE };
+	uint64_t seed0 = o.seed;
+	int j, dur, st, failed = 0, fd;
+	pid_t pid;
+
+	conn_addr(i);
+	for (j = 0; ; j++) {
+		double left = t_stop - now();
+
+		dur = o.duration;
+		if (o.until) {
+			if (!j)
+				dur = dur * (1 + i % 4) / 4;	/* stagger */
+			if (dur > left)
+				dur = (int)left;
+			if (dur < 1 || (j && dur < MIN_LIFE && dur < o.duration))
+				break;
+		} else if (j) {
+			break;
+		}
+		o.seed = seed0 + (uint64_t)i * 1000 + (uint64_t)j;
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			bail("fork: %s", strerror(errno));
+		if (!pid) {
+			o.duration = dur;
+			life_output(i, j);
+			t_end = now() + tmo(o.deadline);
+			exit(client_main());
+		}
+		st = wait_status(pid);
+		printf("# life conn=%d life=%d seed=%" PRIu64 " secs=%d status=%d\n",
+		       i, j, o.seed, dur, st);
+		fflush(stdout);
+		failed += st != 0;
+	}
+	t_end = now() + tmo(o.deadline);
+	fd = sock_open();
+	put(fd, &bye, sizeof(bye));
+	close(fd);
+	return failed ? 1 : 0;
+}
+
+static int conn_server(int i)
+{
+	struct hello h;
+	int lfd, fd, j, st, failed = 0;
+	pid_t pid;
+
+	conn_addr(i);
+	lfd = sock_start();
+	for (j = 0; ; j++) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		/* the next life's hello comes at once; a life lasts -T */
+		if (poll(&p, 1, (int)(tmo(o.deadline + 60) * 1000)) <= 0) {
+			diag("conn %d: no client for %.0f s after %d lives", i,
+			     tmo(o.deadline + 60), j);
+			failed++;
+			break;
+		}
+		fd = sock_accept(lfd);
+		get(fd, &h, sizeof(h));
+		if (h.magic == MAGIC_BYE) {
+			close(fd);
+			break;
+		}
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			bail("fork: %s", strerror(errno));
+		if (!pid) {
+			close(lfd);
+			life_output(i, j);
+			server_run(fd, &h);
+		}
+		close(fd);
+		st = wait_status(pid);
+		printf("# life conn=%d life=%d seed=%" PRIu64 " status=%d\n",
+		       i, j, h.seed, st);
+		fflush(stdout);
+		failed += st != 0;
+	}
+	close(lfd);
+	if (peer_is_unix())
+		unlink(o.peer);
+	return failed ? 1 : 0;
+}
+
+static int run_conns(void)
+{
+	pid_t *pid = calloc((size_t)o.nconn, sizeof(*pid));
+	int i, bad = 0;
+
+	if (!pid)
+		bail("out of memory");
+	t_stop = now() + o.until;
+	for (i = 0; i < o.nconn; i++) {
+		fflush(stdout);
+		pid[i] = fork();
+		if (pid[i] < 0)
+			bail("fork: %s", strerror(errno));
+		if (!pid[i])
+			exit(o.server ? conn_server(i) : conn_client(i));
+	}
+	for (i = 0; i < o.nconn; i++)
+		bad += wait_status(pid[i]) != 0;
+	printf("# %s: %d connections, %d with a failed life\n",
+	       o.server ? "server" : "client", o.nconn, bad);
+	free(pid);
+	return bad ? 1 : 0;
+}
+
 /* --- main ------------------------------------------------------------------- */
 static void usage(void)
 {
@@ -1707,6 +2056,14 @@ static void usage(void)
 	     "  -e MODE    error mode:\n"
 	     "     badrkey oob noaccess-write noaccess-read noaccess-atomic\n"
 	     "     unreachable rnr state destroy badlkey nores-read nores-atomic\n"
+	     "  -D SECS    stop posting after SECS (at most -n ops); the peer learns\n"
+	     "             the count at the end (0: all -n ops)\n"
+	     "  -B BYTES   each buffer: target, receive, local, shadow (4 MiB)\n"
+	     "  -q N       N connections at once (sockets PATH.i or PORT+i, seeds\n"
+	     "             SEED+1000 i); the server needs -q too\n"
+	     "  -E SECS    lives: each connection runs -D-second lives (new QPs,\n"
+	     "             next seed) back to back, the last begun within SECS\n"
+	     "  -O PREFIX  -q/-E: each life's output to PREFIX.CONN.LIFE\n"
 	     "  -i MODE    SEND_WITH_INV target: auto (memory windows if any) mw mr off\n"
 	     "  -L LABEL   GRH flow label given to modify_qp, as is (0)\n"
 	     "  -Q         server on Linux rxe 6.1: accept its kernel-valued\n"
@@ -1731,7 +2088,7 @@ int main(int argc, char **argv)
 {
 	int ch, i;
 
-	while ((ch = getopt(argc, argv, "sd:g:p:n:S:M:m:u:r:R:T:e:i:L:vQh")) != -1) {
+	while ((ch = getopt(argc, argv, "sd:g:p:n:S:M:m:u:r:R:T:D:B:q:E:O:e:i:L:vQh")) != -1) {
 		switch (ch) {
 		case 's': o.server = true; break;
 		case 'd': o.dev = optarg; break;
@@ -1745,6 +2102,11 @@ int main(int argc, char **argv)
 		case 'r': o.retry = atoi(optarg); break;
 		case 'R': o.rnr_retry = atoi(optarg); break;
 		case 'T': o.deadline = atoi(optarg); break;
+		case 'D': o.duration = atoi(optarg); break;
+		case 'B': o.bufsize = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'q': o.nconn = atoi(optarg); break;
+		case 'E': o.until = atoi(optarg); break;
+		case 'O': o.out = optarg; break;
 		case 'e':
 			for (i = 1; i < E_NR; i++)
 				if (!strcmp(optarg, emode_name[i]))
@@ -1765,29 +2127,28 @@ int main(int argc, char **argv)
 	}
 	if (o.maxlen > (1u << 20))
 		o.maxlen = 1u << 20;
+	/* a power of two, and room for two of the largest messages */
+	if (o.bufsize & (o.bufsize - 1) || o.bufsize < 65536 ||
+	    o.bufsize > (64u << 20) || o.bufsize < 2 * sge_span(o.maxlen) + 128)
+		bail("-B %u: a power of two from 64 KiB to 64 MiB, at least twice -M (%u)",
+		     o.bufsize, o.maxlen);
 	t_end = now() + tmo(o.deadline);
+	if (optind < argc)
+		o.peer = argv[optind];
+	else if (!o.server && o.err != E_STATE)
+		usage();
+	if (o.nconn || o.until) {
+		if (o.err)
+			bail("-q and -E run traffic, not error modes");
+		if (!o.nconn)
+			o.nconn = 1;
+		if (o.nconn < 1 || o.nconn > 1000 || (o.until && o.duration < 1))
+			bail("-q 1..1000; -E needs -D (the length of a life)");
+		return run_conns();
+	}
 	if (o.server) {
-		if (optind < argc)
-			o.peer = argv[optind];
 		server();
 		return 0;
 	}
-	printf("TAP version 13\n# rc_verify seed %" PRIu64 " count %u%s%s\n",
-	       o.seed, o.count, o.err ? " error mode " : "",
-	       o.err ? emode_name[o.err] : "");
-	if (o.err == E_STATE) {
-		state_mode();
-	} else {
-		if (optind >= argc)
-			usage();
-		o.peer = argv[optind];
-		if (o.err == E_DESTROY)
-			client_destroy();
-		else if (o.err)
-			client_error();
-		else
-			client_traffic();
-	}
-	printf("1..%d\n", test_n);
-	return test_failed || (errs && !o.err) ? 1 : 0;
+	return client_main();
 }
