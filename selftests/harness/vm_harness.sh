@@ -48,7 +48,7 @@ vm() {
 }
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..11"
 
 # The first run may build the cache (download + initramfs); do it up front
 # so that cost does not land in a timed test.
@@ -72,6 +72,14 @@ vm warn 'echo "WARNING: injected" >/dev/kmsg; exit 0'
 ok=1
 [[ $st != 0 ]] && grep -q 'SOFTRC-VM-DMESG-BAD:.*WARNING: injected' "$logs/warn.log" && ok=0
 result $ok klog_warning_fails_run "$logs/warn.log"
+
+# (c') so do an RCU stall and a hung task (lines as the kernel prints them)
+vm stall 'echo "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:" >/dev/kmsg
+	 echo "INFO: task kworker/0:1:42 blocked for more than 122 seconds." >/dev/kmsg; exit 0'
+ok=1
+[[ $st != 0 ]] && grep -q 'SOFTRC-VM-DMESG-BAD:.*detected stalls on CPUs' "$logs/stall.log" &&
+	grep -q 'SOFTRC-VM-DMESG-BAD:.*blocked for more than 122 seconds' "$logs/stall.log" && ok=0
+result $ok klog_stall_and_hung_task_fail_run "$logs/stall.log"
 
 # (c') a kernel panic fails the run with the harness status
 vm panic 'echo c >/proc/sysrq-trigger; sleep 30'

@@ -54,8 +54,10 @@ VM_HOST_PKGS=(qemu-system-x86 busybox-static kmod cpio zstd xz-utils
 	rdma-core ibverbs-utils perftest iproute2 binutils)
 
 # Kernel log patterns that fail a run even when the command passed.
-# (kmemleak: its report line, not the boot banner or the command line.)
-BAD_KLOG_RE='WARNING:|BUG:|Oops|refcount_t:|list_add corruption|list_del corruption|general protection|UBSAN|KASAN|kmemleak: [0-9]+ new suspected'
+# (kmemleak: its report line, not the boot banner or the command line;
+# soft lockups and workqueue lockups say "BUG:", RCU stalls and hung
+# tasks do not.)
+BAD_KLOG_RE='WARNING:|BUG:|Oops|refcount_t:|list_add corruption|list_del corruption|general protection|UBSAN|KASAN|kmemleak: [0-9]+ new suspected|detected stalls? on CPU|blocked for more than [0-9]+ seconds'
 
 # Boot modules baked into the initramfs, loaded in dependency order by init.
 # NIC modules (virtio_net) are only loaded when the VM has a NIC.
