@@ -55,12 +55,7 @@ n=${INTEROP_N:-50}
 port=18600
 only=${INTEROP_ONLY:-}
 # the local ACK timeout: 18, plus log2 of the VM's slowness
-ack=18
-k=1
-while [ "$k" -lt "$SOFTRC_TIME_SCALE" ] && [ "$ack" -lt 24 ]; do
-	k=$((k * 2))
-	ack=$((ack + 1))
-done
+ack=$(ack_timeout_for 18)
 export SOFTRC_MIN_ACK_TIMEOUT=$ack
 shim=$REPO/selftests/verbs/preload/ack_timeout.so
 [ -f "$shim" ] || { echo "INTEROP $shim built (make -C selftests/verbs) fail"; exit 1; }

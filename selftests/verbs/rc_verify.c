@@ -117,7 +117,7 @@ struct opts {
 
 static struct opts o = {
 	.port = 18515, .gid_idx = -1, .seed = 1, .count = 1000,
-	.maxlen = 1u << 20, .mtu = IBV_MTU_1024, .timeout = 14, .retry = 7,
+	.maxlen = 1u << 20, .mtu = IBV_MTU_1024, .timeout = -1, .retry = 7,
 	.rnr_retry = 7, .rnr_timer = 12, .deadline = 120, .inv = INV_AUTO,
 	.bufsize = 4u << 20,
 };
@@ -2050,7 +2050,8 @@ static void usage(void)
 	     "  -p PORT    TCP port (18515); a peer starting with / is a Unix socket path\n"
 	     "  -n COUNT   operations (1000)      -S SEED  seed (1)\n"
 	     "  -M BYTES   largest message (1 MiB)\n"
-	     "  -m MTU     256..4096 (1024)       -u T     QP timeout exponent (14)\n"
+	     "  -m MTU     256..4096 (1024)       -u T     QP timeout exponent (14, one\n"
+	     "             more per doubling of SOFTRC_TIME_SCALE)\n"
 	     "  -r N       retry_cnt (7)          -R N     rnr_retry (7)\n"
 	     "  -T SECS    give up after (120, times SOFTRC_TIME_SCALE)\n"
 	     "  -e MODE    error mode:\n"
@@ -2125,6 +2126,8 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
+	if (o.timeout < 0)
+		o.timeout = timeout_exp(14);
 	if (o.maxlen > (1u << 20))
 		o.maxlen = 1u << 20;
 	/* a power of two, and room for two of the largest messages */

@@ -31,4 +31,19 @@ static __attribute__((unused)) double tmo(double secs)
 {
 	return secs * time_scale();
 }
+
+/*
+ * A QP's local ACK timeout exponent (4.096 us << @exp) for this machine:
+ * one more per doubling of time_scale(), at most 31. A slow guest's
+ * responder may not ACK within the reference timeout without any loss,
+ * and seven such expiries end the QP in RETRY_EXC_ERR.
+ */
+static __attribute__((unused)) int timeout_exp(int exp)
+{
+	double k;
+
+	for (k = time_scale(); k > 1 && exp < 31; k /= 2)
+		exp++;
+	return exp;
+}
 #endif

@@ -80,15 +80,19 @@ settle() {
 }
 
 # victim_start PREFIX_B DEV_B GID_B PREFIX_A DEV_A GID_A IP_B: a pingpong
-# pair, stopped once both QPs are in RTS and the wire is quiet
+# pair, stopped once both QPs are in RTS and the wire is quiet. Its ACK
+# timeout (ibv_rc_pingpong fixes 14) grows with the VM's slowness through
+# the preload shim: on the debug kernel the device takes seconds to drop
+# an injected burst, and the pair must outlast that.
 victim_start() {
 	local pb=$1 db=$2 gb=$3 pa=$4 da=$5 ga=$6 ipb=$7 port
+	local shim="env LD_PRELOAD=$REPO/selftests/verbs/preload/ack_timeout.so SOFTRC_MIN_ACK_TIMEOUT=$(ack_timeout_for 14)"
 	port=$((20000 + RANDOM % 20000))
-	$pb ibv_rc_pingpong -d "$db" -g "$gb" -p $port -s 1024 -m 1024 -n $PP_N -c \
+	$pb $shim ibv_rc_pingpong -d "$db" -g "$gb" -p $port -s 1024 -m 1024 -n $PP_N -c \
 		>/tmp/assoc-srv.log 2>&1 &
 	SRV=$!
 	wait_until 20 bash -c "$pb ss -ltn | grep -q ':$port '" || return 1
-	$pa ibv_rc_pingpong -d "$da" -g "$ga" -p $port -s 1024 -m 1024 -n $PP_N -c "$ipb" \
+	$pa $shim ibv_rc_pingpong -d "$da" -g "$ga" -p $port -s 1024 -m 1024 -n $PP_N -c "$ipb" \
 		>/tmp/assoc-cli.log 2>&1 &
 	CLI=$!
 	wait_until 20 qp_attr "$db" lqpn && wait_until 20 qp_attr "$da" lqpn || return 1
