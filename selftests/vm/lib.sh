@@ -102,14 +102,14 @@ tmo() {
 	awk -v s="$1" -v k="$SOFTRC_TIME_SCALE" 'BEGIN { printf "%g\n", s * k }'
 }
 
-# ack_timeout_for EXP: a QP local ACK timeout exponent (4.096 us << EXP)
-# for this VM: one more per doubling of SOFTRC_TIME_SCALE, at most 24. A
-# responder on a slow guest may not ACK within EXP without any loss, and
-# retry_cnt such expiries end the QP in RETRY_EXC_ERR.
+# ack_timeout_for EXP [MAX]: a QP local ACK timeout exponent (4.096 us <<
+# EXP) for this VM: one more per doubling of SOFTRC_TIME_SCALE, at most
+# MAX (24). A responder on a slow guest may not ACK within EXP without
+# any loss, and retry_cnt such expiries end the QP in RETRY_EXC_ERR.
 ack_timeout_for() {
-	local ack=$1 k=1
+	local ack=$1 max=${2:-24} k=1
 
-	while [ "$k" -lt "$SOFTRC_TIME_SCALE" ] && [ "$ack" -lt 24 ]; do
+	while [ "$k" -lt "$SOFTRC_TIME_SCALE" ] && [ "$ack" -lt "$max" ]; do
 		k=$((k * 2))
 		ack=$((ack + 1))
 	done

@@ -66,9 +66,7 @@ LIFE=${SOAK_LIFE:-180}
 PHASE=${SOAK_PHASE:-60}
 SEED=${SOAK_SEED:-1}
 # the ACK timeout scales with the VM's speed, as the tests' timeouts do
-TMO=20
-for ((k = 1; k < SOFTRC_TIME_SCALE && TMO < 23; k *= 2)); do TMO=$((TMO + 1)); done
-TMO=${SOAK_TIMEOUT:-$TMO}
+TMO=${SOAK_TIMEOUT:-$(ack_timeout_for 20 23)}
 W=/tmp/soak
 DEVS="s0 s1 s2 s3"
 # a pair that cannot finish within its life plus this is lost (rc_verify -T)
