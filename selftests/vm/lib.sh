@@ -128,6 +128,32 @@ wait_until() {
 	done
 }
 
+# --- slab accounting --------------------------------------------------------
+# slabs: the caches a driver allocates from (kmalloc, skbs) as "name
+# active_objs"; process caches (vm_area_struct, task_struct, ...) follow
+# whatever else the guest runs. Unused dentries and inodes are dropped
+# first and each cache is shrunk (its per-CPU and partial slabs; on the
+# debug kernel that also empties KASAN's quarantine of it, where freed
+# objects still count as active for a while).
+slabs() {
+	local f
+
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	for f in /sys/kernel/slab/kmalloc-*/shrink /sys/kernel/slab/skbuff_*/shrink; do
+		[ -w "$f" ] && echo 1 >"$f" 2>/dev/null
+	done
+	awk 'NR > 2 && $1 ~ /^(kmalloc-|kmalloc-cg-|skbuff_)/ { print $1, $2 }' \
+		/proc/slabinfo | sort
+}
+
+# slab_grown BASE: fails, printing them as KTAP diagnostics, if caches
+# grew by more than 256 objects and 25 % since BASE (a slabs snapshot)
+slab_grown() {
+	slabs | join "$1" - | awk '$3 - $2 > 256 && $3 > $2 * 1.25 { print "#   " $1 ": " $2 " -> " $3; bad = 1 }
+		END { exit bad }'
+}
+
 # --- module ------------------------------------------------------------------
 # The in-kernel modules softrc needs, from the Debian image.
 softrc_deps() {

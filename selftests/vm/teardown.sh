@@ -27,32 +27,10 @@ ktap_header "teardown ($SOFTRC_DRIVER)"
 [ -x "$RC_VERIFY" ] || { echo "1..0 # SKIP $RC_VERIFY not built"; exit 0; }
 datapath_gate "teardown ($SOFTRC_DRIVER)"
 
-# slab caches as "name active_objs"; the snapshot after one warm-up
-# cycle is the baseline (one-time allocations are made by then). Only the
-# caches a driver allocates from count (kmalloc, skbs): process caches
-# (vm_area_struct, task_struct, ...) follow whatever else the guest runs.
-# Shrinking a cache first also empties KASAN's quarantine of it (the
-# debug kernel keeps freed objects there, counted active, for a while).
-slabs() {
-	local f
-
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-	for f in /sys/kernel/slab/kmalloc-*/shrink /sys/kernel/slab/skbuff_*/shrink; do
-		[ -w "$f" ] && echo 1 >"$f" 2>/dev/null
-	done
-	awk 'NR > 2 && $1 ~ /^(kmalloc-|kmalloc-cg-|skbuff_)/ { print $1, $2 }' \
-		/proc/slabinfo | sort
-}
-
-# slab_grown BASE: caches that grew by more than 256 objects and 25%
-slab_grown() {
-	slabs | join "$1" - | awk '$3 - $2 > 256 && $3 > $2 * 1.25 { print "#   " $1 ": " $2 " -> " $3; bad = 1 }
-		END { exit bad }'
-}
-
-# slab_back BASE: the counts come back within 10 s (scaled): frees
-# deferred by RCU and by the RDMA core's work items land by then
+# slab_back BASE: the slab counts (slabs, slab_grown: lib.sh) come back
+# to BASE, a snapshot taken after one warm-up cycle (one-time allocations
+# are made by then), within 10 s (scaled): frees deferred by RCU and by
+# the RDMA core's work items land by then
 slab_back() {
 	local i
 

@@ -108,28 +108,11 @@ dmesg -n 1
 klog0=$(dmesg | wc -l)
 
 # --- kernel-side accounting ----------------------------------------------------
-# slabs: the caches a driver allocates from as "name active_objs" (as in
-# teardown.sh; process caches follow whatever else the guest runs), with
-# unused dentries and inodes dropped and the caches' per-CPU and partial
-# slabs shrunk first (a cached sysfs dentry of a deleted device keeps its
-# kernfs node; freed objects on per-CPU slabs still count as active)
-slabs() {
-	local f
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-	for f in /sys/kernel/slab/kmalloc-*/shrink /sys/kernel/slab/skbuff_*/shrink; do
-		[ -w "$f" ] && echo 1 >"$f"
-	done 2>/dev/null
-	awk 'NR > 2 && $1 ~ /^(kmalloc-|kmalloc-cg-|skbuff_)/ { print $1, $2 }' \
-		/proc/slabinfo | sort
-}
-
 # slabs_back BASE: no cache grew by more than 256 objects and 25 %
-# (frees may trail: RCU, work items; wait_until retries); the growth
-# to $W/slab.grown
+# (slabs, slab_grown: lib.sh; frees may trail: RCU, work items;
+# wait_until retries); the growth to $W/slab.grown
 slabs_back() {
-	slabs | join "$1" - | awk '$3 - $2 > 256 && $3 > $2 * 1.25 { print $1 ": " $2 " -> " $3; bad = 1 }
-		END { exit bad }' >"$W/slab.grown"
+	slab_grown "$1" >"$W/slab.grown"
 }
 
 # resources DEV: pd/cq/qp/mr/... counts of `rdma resource show`
@@ -468,7 +451,7 @@ check "softrc unloads" softrc_unload
 if wait_until 10 slabs_back "$W/slab.base"; then
 	ok "kmalloc and skb slab object counts back to the baseline"
 else
-	sed 's/^/#   /' "$W/slab.grown"
+	cat "$W/slab.grown"
 	not_ok "kmalloc and skb slab object counts back to the baseline"
 fi
 klog=$(dmesg | tail -n +$((klog0 + 1)) | grep -E "$KLOG_BAD")
