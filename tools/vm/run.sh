@@ -64,7 +64,10 @@
 # Environment: SOFTRC_CACHE (cache root, default ~/.cache/softrc),
 # SOFTRC_VM_FLAVOR (release|debug: Debian's kernel or the debug build of
 # tools/vm/debug-kernel.sh, see lib.sh),
-# SOFTRC_VM_ACCEL (kvm|tcg, default: probe), SOFTRC_VM_TIMEOUT,
+# SOFTRC_VM_ACCEL (kvm|tcg|icount, default: probe; icount is one TCG
+# thread whose clock counts guest instructions, 2^SOFTRC_VM_ICOUNT_SHIFT
+# ns each, default 3: time in the guest measures work done, not the
+# host's speed; make bench BENCH_CLOCK=icount), SOFTRC_VM_TIMEOUT,
 # SOFTRC_VM_ENV, SOFTRC_VM_APPEND.
 set -euo pipefail
 
@@ -156,7 +159,8 @@ fi
 case $accel in
 kvm) accel_args=(-accel kvm -cpu host) ;;
 tcg) accel_args=(-accel tcg,thread=multi -cpu max) ;;
-*) vm_die "SOFTRC_VM_ACCEL must be kvm or tcg" ;;
+icount) accel_args=(-accel tcg,thread=single -cpu max -icount "shift=${SOFTRC_VM_ICOUNT_SHIFT:-3},sleep=off") ;;
+*) vm_die "SOFTRC_VM_ACCEL must be kvm, tcg or icount" ;;
 esac
 
 # --- Phase 3: per-run initramfs (config + command) ----------------------------------
