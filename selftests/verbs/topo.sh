@@ -194,14 +194,15 @@ datapath_gate() {
 }
 
 pp_pair_quiet() {
-	local cmd=$1 port=$((20000 + RANDOM % 20000)) gx=-x srv rc
+	local cmd=$1 port=$((20000 + RANDOM % 20000)) gx=-x srv rc shim
 	shift
 	case $cmd in ibv_*) gx=-g ;; esac
-	$RUN_B timeout "$(tmo 30)" "$cmd" -d "$DEV_B" $gx "$GID_B" -p "$port" "$@" >/dev/null 2>&1 &
+	shim=$(ack_shim)
+	$RUN_B timeout "$(tmo 30)" $shim "$cmd" -d "$DEV_B" $gx "$GID_B" -p "$port" "$@" >/dev/null 2>&1 &
 	srv=$!
 	# the client gives up at once if the server is not listening yet
 	wait_until 20 bash -c "$RUN_B ss -ltn | grep -q ':$port '"
-	$RUN_A timeout "$(tmo 30)" "$cmd" -d "$DEV_A" $gx "$GID_A" -p "$port" "$@" "$IP_B" >/dev/null 2>&1
+	$RUN_A timeout "$(tmo 30)" $shim "$cmd" -d "$DEV_A" $gx "$GID_A" -p "$port" "$@" "$IP_B" >/dev/null 2>&1
 	rc=$?
 	kill "$srv" 2>/dev/null
 	wait "$srv" 2>/dev/null
@@ -262,18 +263,20 @@ prog_result() {
 
 # pp_pair NAME CMD [args]: a stock server/client pair (ibv_rc_pingpong,
 # perftest): the server on DEV_B, the client on DEV_A connecting to IP_B.
-# SRV_ARGS / CLI_ARGS add side-specific options.
+# SRV_ARGS / CLI_ARGS add side-specific options. ACK timeouts below
+# ack_timeout_for 14 are raised to it (ack_shim: ibv_rc_pingpong fixes 14).
 pp_pair() {
-	local name=$1 cmd=$2 out rc srv port gx=-x
+	local name=$1 cmd=$2 out rc srv port gx=-x shim
 	shift 2
 	case $cmd in ibv_*) gx=-g ;; esac
+	shim=$(ack_shim)
 	port=$((20000 + RANDOM % 20000))
-	$RUN_B "$cmd" -d "$DEV_B" $gx "$GID_B" -p "$port" "$@" ${SRV_ARGS:-} >/tmp/pp_srv.$$.log 2>&1 &
+	$RUN_B $shim "$cmd" -d "$DEV_B" $gx "$GID_B" -p "$port" "$@" ${SRV_ARGS:-} >/tmp/pp_srv.$$.log 2>&1 &
 	srv=$!
 	# the server needs a moment to listen; the client retries connects
 	# (for 10 s, scaled to the VM's speed)
 	out=$(for _ in $(seq 40); do
-		if $RUN_A "$cmd" -d "$DEV_A" $gx "$GID_A" -p "$port" "$@" ${CLI_ARGS:-} "$IP_B" 2>&1; then
+		if $RUN_A $shim "$cmd" -d "$DEV_A" $gx "$GID_A" -p "$port" "$@" ${CLI_ARGS:-} "$IP_B" 2>&1; then
 			exit 0
 		fi
 		kill -0 "$srv" 2>/dev/null || exit 1

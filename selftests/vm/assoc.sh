@@ -86,7 +86,8 @@ settle() {
 # an injected burst, and the pair must outlast that.
 victim_start() {
 	local pb=$1 db=$2 gb=$3 pa=$4 da=$5 ga=$6 ipb=$7 port
-	local shim="env LD_PRELOAD=$REPO/selftests/verbs/preload/ack_timeout.so SOFTRC_MIN_ACK_TIMEOUT=$(ack_timeout_for 14)"
+	local shim
+	shim=$(ack_shim)
 	port=$((20000 + RANDOM % 20000))
 	$pb $shim ibv_rc_pingpong -d "$db" -g "$gb" -p $port -s 1024 -m 1024 -n $PP_N -c \
 		>/tmp/assoc-srv.log 2>&1 &

@@ -56,18 +56,20 @@ print(ipaddress.IPv6Address(sys.argv[1]).exploded)' "$2")
 }
 
 # run_pair SERVER_PREFIX CLIENT_PREFIX TIMEOUT SERVER_CMD... -- CLIENT_CMD...
+# (the pingpongs' fixed ACK timeout scaled through ack_shim)
 run_pair() {
-	local sp=$1 cp=$2 t=$3 scmd=() ccmd=() spid rc
+	local sp=$1 cp=$2 t=$3 scmd=() ccmd=() spid rc shim
 	shift 3
 	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
 	shift
 	ccmd=("$@")
 	t=$(tmo "$t")
-	$sp timeout "$t" "${scmd[@]}" >/tmp/dp-server.log 2>&1 &
+	shim=$(ack_shim)
+	$sp timeout "$t" $shim "${scmd[@]}" >/tmp/dp-server.log 2>&1 &
 	spid=$!
 	# the exchange port (ibv_rc_pingpong and perftest: 18515)
 	wait_until 20 bash -c "$sp ss -ltnH 'sport = :18515' | grep -q ."
-	if ! $cp timeout "$t" "${ccmd[@]}" >/tmp/dp-client.log 2>&1; then
+	if ! $cp timeout "$t" $shim "${ccmd[@]}" >/tmp/dp-client.log 2>&1; then
 		kill "$spid" 2>/dev/null
 		wait "$spid"
 		cat /tmp/dp-client.log /tmp/dp-server.log

@@ -116,6 +116,14 @@ ack_timeout_for() {
 	echo "$ack"
 }
 
+# ack_shim: a command prefix for a stock program whose ACK timeout is
+# fixed in its source (ibv_rc_pingpong, ibv_srq_pingpong: 14): the
+# preload shim raises it to ack_timeout_for 14 (nothing changes at
+# reference speed). Unquoted: $(ack_shim) ibv_rc_pingpong ...
+ack_shim() {
+	echo "env LD_PRELOAD=$REPO/selftests/verbs/preload/ack_timeout.so SOFTRC_MIN_ACK_TIMEOUT=$(ack_timeout_for 14)"
+}
+
 # --- waits --------------------------------------------------------------------
 # wait_until SECONDS CMD...: poll CMD every 50 ms until it succeeds, for
 # at most SECONDS (scaled by SOFTRC_TIME_SCALE)
