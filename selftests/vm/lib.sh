@@ -119,9 +119,13 @@ ack_timeout_for() {
 # ack_shim: a command prefix for a stock program whose ACK timeout is
 # fixed in its source (ibv_rc_pingpong, ibv_srq_pingpong: 14): the
 # preload shim raises it to ack_timeout_for 14 (nothing changes at
-# reference speed). Unquoted: $(ack_shim) ibv_rc_pingpong ...
+# reference speed). Unquoted: $(ack_shim) ibv_rc_pingpong ... Nothing
+# where the shim is not built (make bench builds only the module).
 ack_shim() {
-	echo "env LD_PRELOAD=$REPO/selftests/verbs/preload/ack_timeout.so SOFTRC_MIN_ACK_TIMEOUT=$(ack_timeout_for 14)"
+	local so=$REPO/selftests/verbs/preload/ack_timeout.so
+
+	[ -f "$so" ] || return 0
+	echo "env LD_PRELOAD=$so SOFTRC_MIN_ACK_TIMEOUT=$(ack_timeout_for 14)"
 }
 
 # --- waits --------------------------------------------------------------------
