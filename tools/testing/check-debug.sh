@@ -10,13 +10,15 @@
 #   2. softrc.ko and the test modules (selftests/verbs/kmod) built against
 #      it, W=1 -Werror, in copies under build/debug/ (the tree's own
 #      softrc.ko stays built for Debian's kernel);
-#   3. every VM suite in one boot of the debug kernel (panic_on_warn), the
-#      kmemleak scan at the end (selftests/vm/run_all.sh), and the guest's
-#      own verdict (finished, kernel log clean);
+#   3. every VM suite on the debug kernel (panic_on_warn), spread over a
+#      few guests that run side by side, each with the kmemleak scan at the
+#      end (selftests/vm/run_all.sh) and its own verdict (finished, kernel
+#      log clean);
 #   4. interop with rxe: the softrc guest on the debug kernel, the rxe
 #      guest on Debian's.
 # Results are KTAP in build/results-debug/; one summary line at the end.
-# SOFTRC_VM_SUITES limits step 3 to some suites, CHECK_DEBUG_INTEROP=0
+# SOFTRC_VM_SUITES limits step 3 to some suites, CHECK_DEBUG_JOBS sets how
+# many guests share them (default: nproc), CHECK_DEBUG_INTEROP=0
 # skips step 4 (both for quick runs; a full run sets neither).
 # SOFTRC_TIME_SCALE (default 10) multiplies the suites' timeouts: the
 # checkers make the guest kernel many times slower than Debian's.
@@ -52,15 +54,53 @@ fi
 ko=$out/mod/drivers/infiniband/sw/softrc/softrc.ko
 took "modules against the debug kernel" "$t"
 
+# The suites, split into CHECK_DEBUG_JOBS groups (default: one per host
+# CPU), each group in a VM of its own, all at once. A debug guest keeps
+# about one vCPU busy (its suites run one command at a time; process
+# creation dominates under KASAN), so two guests on two cores take about
+# half as long as one. Groups are balanced by each suite's time in the
+# last `make check` (build/results/vm.log), else by its length in lines.
+suites=${SOFTRC_VM_SUITES:-$(cd selftests/vm && ls -- *.sh)}
+suite_cost() {
+	local c
+	c=$(sed -n "s/^# $1 took \([0-9]*\) s$/\1/p" build/results/vm.log 2>/dev/null | tail -n 1)
+	echo "${c:-$(wc -l <"selftests/vm/$1")}"
+}
+jobs=${CHECK_DEBUG_JOBS:-$(nproc)}
+declare -a group load
+for ((i = 0; i < jobs; i++)); do group[i]='' load[i]=0; done
+while read -r cost suite; do
+	# longest first, each to the least loaded group
+	min=0
+	for ((i = 1; i < jobs; i++)); do ((load[i] < load[min])) && min=$i; done
+	group[min]+=" $suite"
+	load[min]=$((load[min] + cost))
+done < <(for s in $suites; do
+	case $s in lib.sh | run_all.sh | interop.sh) continue ;; esac
+	echo "$(suite_cost "$s") $s"
+done | sort -rn)
+
+run_group() {
+	local i=$1
+	SOFTRC_VM_FLAVOR=debug tools/vm/run.sh --timeout "${CHECK_DEBUG_TIMEOUT:-5400}" \
+		--env SOFTRC_KO="$ko" --env SOFTRC_KMOD_DIR="$out/kmod" \
+		--env SOFTRC_TIME_SCALE="${SOFTRC_TIME_SCALE:-10}" \
+		--env SOFTRC_VM_SUITES="${group[i]# }" \
+		-- selftests/vm/run_all.sh >"$res/vm-$i.log" 2>&1
+	echo "$?" >"$res/vm-$i.status"
+	tools/testing/vm-ktap "$res/vm-$i.log" "$res/vm-$i.status" >"$res/vm-$i.ktap"
+}
 t=$(stamp)
-SOFTRC_VM_FLAVOR=debug tools/vm/run.sh --timeout "${CHECK_DEBUG_TIMEOUT:-5400}" \
-	--env SOFTRC_KO="$ko" --env SOFTRC_KMOD_DIR="$out/kmod" \
-	--env SOFTRC_TIME_SCALE="${SOFTRC_TIME_SCALE:-10}" \
-	${SOFTRC_VM_SUITES:+--env SOFTRC_VM_SUITES="$SOFTRC_VM_SUITES"} \
-	-- selftests/vm/run_all.sh 2>&1 | tee "$res/vm.log"
-echo "${PIPESTATUS[0]}" >"$res/vm.status"
-tools/testing/vm-ktap "$res/vm.log" "$res/vm.status" >"$res/vm.ktap"
-took "VM suites on the debug kernel" "$t"
+for ((i = 0; i < jobs; i++)); do
+	[ -n "${group[i]}" ] || continue
+	echo "# check-debug: guest $i runs${group[i]}"
+	run_group "$i" &
+done
+wait
+for ((i = 0; i < jobs; i++)); do
+	[ -f "$res/vm-$i.log" ] && grep -aE '^(ok|not ok) |took' "$res/vm-$i.log" | sed "s/^/[$i] /"
+done
+took "VM suites on the debug kernel ($jobs guests)" "$t"
 
 [ "${CHECK_DEBUG_INTEROP:-1}" = 0 ] && exec tools/testing/ktap-summary "$res"/*.ktap
 t=$(stamp)
