@@ -36,7 +36,10 @@ debug)
 	VM_CACHE=$CACHE_ROOT/vm-debug
 	KVER=$(cat "$VM_CACHE/release" 2>/dev/null || echo none)
 	VM_DEFAULT_MEM=3072
-	VM_APPEND_FLAVOR="panic_on_warn=1 kmemleak=on"
+	# watchdog_thresh=60: soft lockups reported after 120 s, not 20: a
+	# TCG vCPU sharing the host with other guests can go without the host
+	# CPU that long (boot's W+X page-table walk was flagged at 26 s)
+	VM_APPEND_FLAVOR="panic_on_warn=1 kmemleak=on watchdog_thresh=60"
 	;;
 *) printf 'softrc-vm: ERROR: SOFTRC_VM_FLAVOR must be release or debug\n' >&2; exit 125 ;;
 esac
