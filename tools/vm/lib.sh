@@ -36,10 +36,13 @@ debug)
 	VM_CACHE=$CACHE_ROOT/vm-debug
 	KVER=$(cat "$VM_CACHE/release" 2>/dev/null || echo none)
 	VM_DEFAULT_MEM=3072
-	# watchdog_thresh=60: soft lockups reported after 120 s, not 20: a
-	# TCG vCPU sharing the host with other guests can go without the host
-	# CPU that long (boot's W+X page-table walk was flagged at 26 s)
+	# The stall detectors report after 120 s, not 20 to 30 s: a TCG vCPU
+	# sharing the host with other guests can go without the host CPU that
+	# long (boot's W+X page-table walk was flagged as a 26 s soft lockup,
+	# a busy workqueue pool at 40 s): soft lockup (watchdog_thresh x 2),
+	# workqueue lockup, RCU stall. The hung-task timeout is 120 s already.
 	VM_APPEND_FLAVOR="panic_on_warn=1 kmemleak=on watchdog_thresh=60"
+	VM_APPEND_FLAVOR+=" workqueue.watchdog_thresh=120 rcupdate.rcu_cpu_stall_timeout=120"
 	;;
 *) printf 'softrc-vm: ERROR: SOFTRC_VM_FLAVOR must be release or debug\n' >&2; exit 125 ;;
 esac
