@@ -261,6 +261,11 @@ prog_result() {
 	fi
 }
 
+# pp_errors TEXT: the lines of TEXT that report an error (at most 10)
+pp_errors() {
+	printf '%s\n' "$1" | grep -iE 'error|fail|couldn|unable|status [0-9]|syndrom' | head -n 10
+}
+
 # pp_pair NAME CMD [args]: a stock server/client pair (ibv_rc_pingpong,
 # perftest): the server on DEV_B, the client on DEV_A connecting to IP_B.
 # SRV_ARGS / CLI_ARGS add side-specific options. ACK timeouts below
@@ -293,7 +298,11 @@ pp_pair() {
 	if [ "$rc" = 0 ]; then
 		ok "$name"
 	else
+		# a tool's stderr (unbuffered) lands before its buffered stdout:
+		# its error lines first, wherever they are, then the tail
+		pp_errors "$out" | sed 's/^/# /'
 		printf '%s\n' "$out" | tail -15 | sed 's/^/# /'
+		pp_errors "$(cat /tmp/pp_srv.$$.log)" | sed 's/^/# server: /'
 		tail -15 /tmp/pp_srv.$$.log | sed 's/^/# server: /'
 		not_ok "$name"
 	fi
