@@ -59,7 +59,7 @@ crc_traffic() {
 		ibv_rc_pingpong -m 4096 -s 65536 -n 20
 	pp_pair "$1: ibv_rc_pingpong 100 B, mtu 1024" \
 		ibv_rc_pingpong -m 1024 -s 100 -n 20
-	pp_pair "$1: ib_read_bw 1 MiB" ib_read_bw -s 1048576 -n 5 -F -u 18
+	pp_pair "$1: ib_read_bw 1 MiB" ib_read_bw -s 1048576 -n 5 -F -u "$(ack_timeout_for 18)"
 }
 
 # every byte the copy placed checked; odd sizes and offsets exercise the
