@@ -164,7 +164,7 @@ static void sim_flagged(struct __test_metadata *_metadata, u32 flag)
 }
 
 /* Finding 1: stale READ/ATOMIC resources after a full PSN cycle. */
-TEST(sim_psn_cycle_scenarios)
+TEST_F_TIMEOUT(sim, psn_cycle_scenarios, 600)
 {
 	sim_flagged(_metadata, SIM_SCN_PSN_CYCLE);
 }
@@ -176,7 +176,7 @@ TEST(sim_psn_cycle_scenarios)
  * R_Key, on a clean link: the READ succeeds, the WRITE fails with
  * REM_ACCESS_ERR. Then the random runs.
  */
-TEST(sim_held_fatal_nak_scenarios)
+TEST_F_TIMEOUT(sim, held_fatal_nak_scenarios, 600)
 {
 	struct softrc_core_attr a = {
 		.pmtu = 4096, .sq_psn = 5000, .rq_psn = 9000, .pkey = 0xffff,
