@@ -10,10 +10,10 @@
 #   2. softrc.ko and the test modules (selftests/verbs/kmod) built against
 #      it, W=1 -Werror, in copies under build/debug/ (the tree's own
 #      softrc.ko stays built for Debian's kernel);
-#   3. every VM suite on the debug kernel (panic_on_warn), spread over a
-#      few guests that run side by side, each with the kmemleak scan at the
-#      end (selftests/vm/run_all.sh) and its own verdict (finished, kernel
-#      log clean);
+#   3. every VM suite on the debug kernel (panic_on_warn), in one guest
+#      or in CHECK_DEBUG_JOBS guests side by side, each with the kmemleak
+#      scan at the end (selftests/vm/run_all.sh) and its own verdict
+#      (finished, kernel log clean);
 #   4. interop with rxe: the softrc guest on the debug kernel, the rxe
 #      guest on Debian's.
 # Results are KTAP in build/results-debug/; one summary line at the end.
