@@ -86,8 +86,10 @@ run_group() {
 		--env SOFTRC_KO="$ko" --env SOFTRC_KMOD_DIR="$out/kmod" \
 		--env SOFTRC_TIME_SCALE="${SOFTRC_TIME_SCALE:-10}" \
 		--env SOFTRC_VM_SUITES="${group[i]# }" \
-		-- selftests/vm/run_all.sh >"$res/vm-$i.log" 2>&1
-	echo "$?" >"$res/vm-$i.status"
+		-- selftests/vm/run_all.sh 2>&1 |
+		# one guest: its console live on the terminal too, as before
+		if [ "$jobs" = 1 ]; then tee "$res/vm-$i.log"; else cat >"$res/vm-$i.log"; fi
+	echo "${PIPESTATUS[0]}" >"$res/vm-$i.status"
 	tools/testing/vm-ktap "$res/vm-$i.log" "$res/vm-$i.status" >"$res/vm-$i.ktap"
 }
 t=$(stamp)
