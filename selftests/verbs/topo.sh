@@ -261,9 +261,13 @@ prog_result() {
 	fi
 }
 
-# pp_errors TEXT: the lines of TEXT that report an error (at most 10)
-pp_errors() {
-	printf '%s\n' "$1" | grep -iE 'error|fail|couldn|unable|status [0-9]|syndrom' | head -n 10
+# pp_report PREFIX TEXT: a failed tool's output as diagnostics. Its stderr
+# (unbuffered) lands before its buffered stdout, so its error lines come
+# first (at most 10, wherever they are), then its last 15 lines.
+pp_report() {
+	printf '%s\n' "$2" | grep -iE 'error|fail|couldn|unable|status [0-9]|syndrom' |
+		head -n 10 | sed "s/^/# $1/"
+	printf '%s\n' "$2" | tail -15 | sed "s/^/# $1/"
 }
 
 # pp_pair NAME CMD [args]: a stock server/client pair (ibv_rc_pingpong,
@@ -298,12 +302,8 @@ pp_pair() {
 	if [ "$rc" = 0 ]; then
 		ok "$name"
 	else
-		# a tool's stderr (unbuffered) lands before its buffered stdout:
-		# its error lines first, wherever they are, then the tail
-		pp_errors "$out" | sed 's/^/# /'
-		printf '%s\n' "$out" | tail -15 | sed 's/^/# /'
-		pp_errors "$(cat /tmp/pp_srv.$$.log)" | sed 's/^/# server: /'
-		tail -15 /tmp/pp_srv.$$.log | sed 's/^/# server: /'
+		pp_report "" "$out"
+		pp_report "server: " "$(cat /tmp/pp_srv.$$.log)"
 		not_ok "$name"
 	fi
 	return "$rc"

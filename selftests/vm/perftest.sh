@@ -7,7 +7,8 @@
 # -u 18 (a 1 s ACK timeout) so TCG's slowness causes no spurious
 # retransmits, raised with the VM's slowness (ack_timeout_for): on the
 # debug kernel a loopback ib_read_bw -q 4 of 1 MiB moves about 1 MB/s,
-# and a QP's READ can wait behind the others' 48 MiB of responses. SOFTRC_DRIVER=softrc|rxe; SOFTRC_TEST_SCALE multiplies -n.
+# and a QP's READ can wait behind the others' 48 MiB of responses.
+# SOFTRC_DRIVER=softrc|rxe; SOFTRC_TEST_SCALE multiplies -n.
 #
 # Topologies (selftests/verbs/topo.sh):
 #   wire: netns rc-a: va 10.0.0.1 (s0) === vb 10.0.0.2 (s1): netns rc-b
