@@ -57,21 +57,7 @@ static bool drain(struct ct *t, u32 budget)
 	return true;
 }
 
-/*
- * A fixture only for TEST_F_TIMEOUT: a PSN cycle is 2^24 packets, which
- * under ASan on a loaded host takes longer than the 30 s default.
- */
-FIXTURE(cycle) {
-	int unused;
-};
-
-FIXTURE_SETUP(cycle)
-{
-}
-
-FIXTURE_TEARDOWN(cycle)
-{
-}
+TIMEOUT_FIXTURE(cycle)
 
 /*
  * Protocol review finding 1: an ATOMIC at PSN 5000, a whole PSN cycle of

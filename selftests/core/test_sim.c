@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "kselftest_harness.h"
+#include "coretest.h"
 #include "sim.h"
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
@@ -104,18 +105,7 @@ static int sim_part(struct __test_metadata *_metadata, int part)
 	return fails ? 1 : 0;
 }
 
-/* a fixture only for TEST_F_TIMEOUT: long runs may exceed the 30 s default */
-FIXTURE(sim) {
-	int unused;
-};
-
-FIXTURE_SETUP(sim)
-{
-}
-
-FIXTURE_TEARDOWN(sim)
-{
-}
+TIMEOUT_FIXTURE(sim)
 
 TEST_F_TIMEOUT(sim, random_scenarios_part0, 600)
 {
