@@ -7,6 +7,21 @@
 # (run.sh still scans the whole kernel log when we are done).
 set -u
 cd "$(dirname "$0")" || exit 1
+
+# The suites, in order: SOFTRC_VM_SUITES, else every script here but the
+# helpers and interop.sh (two VMs: `make check-interop`). --list prints
+# them and exits (on the host, for tools/testing/check-debug.sh).
+suites() {
+	local s
+	for s in ${SOFTRC_VM_SUITES:-*.sh}; do
+		case $s in lib.sh | run_all.sh | interop.sh) ;; *) echo "$s" ;; esac
+	done
+}
+if [ "${1:-}" = --list ]; then
+	suites
+	exit 0
+fi
+
 dmesg -n 1
 # the VM speed probe once for every suite (SOFTRC_TIME_SCALE, lib.sh)
 . ./lib.sh
@@ -20,8 +35,7 @@ if [ -w $leaks ]; then
 	echo scan=off >$leaks
 	echo clear >$leaks
 fi
-for suite in ${SOFTRC_VM_SUITES:-*.sh}; do
-	case $suite in lib.sh | run_all.sh | interop.sh) continue ;; esac
+for suite in $(suites); do
 	t0=$(date +%s)
 	./"$suite" || rc=1
 	echo "# $suite took $(($(date +%s) - t0)) s"

@@ -61,7 +61,7 @@ took "modules against the debug kernel" "$t"
 # lines. Measured on 2 cores: two 2-vCPU debug guests ran at about 65 %
 # of a core each, not the 2 cores they had, so more guests do not make
 # the run shorter there; on a larger host they can.
-suites=${SOFTRC_VM_SUITES:-$(cd selftests/vm && ls -- *.sh)}
+suites=$(selftests/vm/run_all.sh --list)
 suite_cost() {
 	local c
 	c=$(sed -n "s/^# $1 took \([0-9]*\) s$/\1/p" build/results/vm.log 2>/dev/null | tail -n 1)
@@ -77,7 +77,6 @@ while read -r cost suite; do
 	group[min]+=" $suite"
 	load[min]=$((load[min] + cost))
 done < <(for s in $suites; do
-	case $s in lib.sh | run_all.sh | interop.sh) continue ;; esac
 	echo "$(suite_cost "$s") $s"
 done | sort -rn)
 
