@@ -30,7 +30,7 @@ top=$PWD
 res=$top/build/results-debug
 out=$top/build/debug
 rm -rf "$res"
-mkdir -p "$res" "$out/mod" "$out/kmod"
+mkdir -p "$res"
 
 stamp() { date +%s; }
 took() { echo "# check-debug: $1 took $(($(stamp) - $2)) s"; }
@@ -41,10 +41,17 @@ dk=$(tools/vm/debug-kernel.sh) || { echo "check-debug: debug kernel build failed
 kd=$dk/build
 took "debug kernel (build or cache)" "$t"
 
+# Fresh copies of the sources every time, never the tree's build output:
+# a *.mod.c (it matches *.c) carries the symbol CRCs of the kernel the
+# tree was built for, and kbuild kept a copied one, so the test modules
+# once failed to load on the debug kernel ("disagrees about version of
+# symbol module_layout").
 t=$(stamp)
-rsync -a --delete --include='*/' --include='*.[ch]' --include=Kbuild \
+rm -rf "$out/mod" "$out/kmod"
+mkdir -p "$out/mod" "$out/kmod"
+rsync -a --exclude='*.mod.c' --include='*/' --include='*.[ch]' --include=Kbuild \
 	--include=Makefile --exclude='*' Kbuild drivers include "$out/mod/" || exit 1
-rsync -a --delete --include='*.[ch]' --include=Makefile --exclude='*' \
+rsync -a --exclude='*.mod.c' --include='*.[ch]' --include=Makefile --exclude='*' \
 	selftests/verbs/kmod/ "$out/kmod/" || exit 1
 if ! { make -C "$kd" M="$out/mod" W=1 KCFLAGS=-Werror modules &&
 	make -C "$out/kmod" KDIR="$kd" && make -C selftests/verbs; } >"$res/build.log" 2>&1; then
@@ -53,6 +60,13 @@ if ! { make -C "$kd" M="$out/mod" W=1 KCFLAGS=-Werror modules &&
 	exit 1
 fi
 ko=$out/mod/drivers/infiniband/sw/softrc/softrc.ko
+# each module carries the debug kernel's symbol CRCs, or it cannot load
+crc() { awk '$2 == "module_layout" { print $1 }'; }
+want=$(crc <"$kd/Module.symvers")
+for m in "$ko" "$out"/kmod/*.ko; do
+	[ "$(modprobe --dump-modversions "$m" | crc)" = "$want" ] ||
+		{ echo "check-debug: $m is not built for the debug kernel" >&2; exit 1; }
+done
 took "modules against the debug kernel" "$t"
 
 # The suites, split into CHECK_DEBUG_JOBS groups (default 1), each group
