@@ -281,7 +281,7 @@ static void connect2(struct ibv_qp *qa, struct dev *a, uint32_t apsn,
 		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			  IBV_ACCESS_REMOTE_ATOMIC,
 		.mtu = mtu, .rd_atomic = 4, .min_rnr_timer = RNR_TIMER,
-		.timeout = 16, .retry_cnt = 7, .rnr_retry = 7,
+		.timeout = timeout_exp(16), .retry_cnt = 7, .rnr_retry = 7,
 	};
 
 	half_to_rts(&c, "A", qa, a, apsn, qb, b, bpsn);

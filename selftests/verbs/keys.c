@@ -121,14 +121,15 @@ static void side_fini(struct side *s)
 		ibv_destroy_cq(s->cq);
 }
 
-/* @timeout: long enough for A to outlast the re-registration loop. */
+/* @timeout: long enough for A to outlast the re-registration loop (scaled). */
 static int to_rts(struct side *s, uint32_t dqpn, uint8_t timeout)
 {
 	struct rc_conn c = {
 		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 		.mtu = IBV_MTU_1024, .dqpn = dqpn, .dgid = gid[!s->k],
 		.sgid_index = gid_idx[s->k], .rq_psn = next_psn, .sq_psn = next_psn,
-		.rd_atomic = 4, .min_rnr_timer = 12, .timeout = timeout,
+		.rd_atomic = 4, .min_rnr_timer = 12,
+		.timeout = timeout_exp(timeout),
 		.retry_cnt = 7, .rnr_retry = 7,
 	};
 

@@ -387,7 +387,7 @@ static void test_overrun(void)
 	c = (struct rc_conn){
 		.access = IBV_ACCESS_REMOTE_WRITE, .mtu = IBV_MTU_1024,
 		.dqpn = qp->qp_num, .dgid = gid, .sgid_index = gidx,
-		.rd_atomic = 1, .min_rnr_timer = 1, .timeout = 14,
+		.rd_atomic = 1, .min_rnr_timer = 1, .timeout = timeout_exp(14),
 		.retry_cnt = 7, .rnr_retry = 7,
 	};
 	if (!ok(!rc_qp_to_rts(qp, &c), "overrun: QP connected to itself, RTS"))

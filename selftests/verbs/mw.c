@@ -97,7 +97,7 @@ static int to_rts(struct ibv_qp *qp, uint32_t dqpn, uint32_t psn)
 			  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND,
 		.mtu = IBV_MTU_1024, .dqpn = dqpn, .dgid = gid,
 		.sgid_index = gid_idx, .rq_psn = psn, .sq_psn = psn,
-		.rd_atomic = 4, .min_rnr_timer = 12, .timeout = 14,
+		.rd_atomic = 4, .min_rnr_timer = 12, .timeout = timeout_exp(14),
 		.retry_cnt = 7, .rnr_retry = 7,
 	};
 

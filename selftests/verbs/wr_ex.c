@@ -203,7 +203,7 @@ static int connect_qp(struct side *s, const struct side *peer)
 		.dgid = peer->gid, .sgid_index = s->gid_index,
 		/* PSNs wrap during the run */
 		.rq_psn = 0xfffff0, .sq_psn = 0xfffff0,
-		.rd_atomic = 4, .min_rnr_timer = 12, .timeout = 18,
+		.rd_atomic = 4, .min_rnr_timer = 12, .timeout = timeout_exp(18),
 		.retry_cnt = 7, .rnr_retry = 7,
 	};
 
