@@ -95,9 +95,9 @@ done < <(for s in $suites; do
 done | sort -rn)
 
 # The guest's time limit (CHECK_DEBUG_TIMEOUT overrides): 1800 s for
-# each of its suites and 600 s to boot. The slowest suite measured on the
-# debug kernel took 1334 s (assoc.sh), most take 5 to 18 times their
-# time on Debian's kernel.
+# each of its suites and 600 s to boot, a budget for the whole group. On
+# an idle 2-core host the slowest suite took 1977 s (datapath.sh), most
+# take 8 to 18 times their time on Debian's kernel.
 run_group() {
 	local i=$1 n
 	n=$(wc -w <<<"${group[i]}")
