@@ -43,7 +43,7 @@ trap topo_cleanup EXIT
 frwr_suite() {
 	local ko=$KMOD_DIR/softrc_frwr_test.ko rc n0
 	n0=$(dmesg | wc -l)
-	insmod "$ko" dev="$DEV_A" gid="$GID_A"
+	insmod "$ko" dev="$DEV_A" gid="$GID_A" time_scale="$SOFTRC_TIME_SCALE"
 	rc=$?
 	dmesg | tail -n +$((n0 + 1)) | grep 'softrc_frwr_test: ' |
 		sed 's/^.*softrc_frwr_test: /#   /'

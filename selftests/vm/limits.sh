@@ -186,7 +186,7 @@ srq_kmod() {
 	local ko=$KMOD_DIR/softrc_srq_test.ko rc n0 g
 	g=$(gid_index s0 10.0.0.1) || return 1
 	n0=$(dmesg | wc -l)
-	timeout "$(tmo 60)" insmod "$ko" dev=s0 gid="$g"
+	timeout "$(tmo 60)" insmod "$ko" dev=s0 gid="$g" time_scale="$SOFTRC_TIME_SCALE"
 	rc=$?
 	dmesg | tail -n +$((n0 + 1)) | grep 'softrc_srq_test: ' | sed 's/^.*softrc_srq_test: /#   /'
 	rmmod softrc_srq_test 2>/dev/null

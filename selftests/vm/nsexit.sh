@@ -69,7 +69,8 @@ hold_ms=$((3000 * SOFTRC_TIME_SCALE))
 [ $hold_ms -le 10000 ] || hold_ms=10000
 check "load softrc" softrc_load
 check "softrc_nsexit_test.ko loads (nsx0, probes attached)" \
-	insmod "$KO" hold_ms=$hold_ms wait_ms=$((30000 * SOFTRC_TIME_SCALE))
+	insmod "$KO" hold_ms=$hold_ms wait_ms=$((30000 * SOFTRC_TIME_SCALE)) \
+		time_scale="$SOFTRC_TIME_SCALE"
 check "s1 on nsx0 in $NS" nsx_up
 n0=$(dmesg | wc -l)
 if ! echo "s1 $(gid_index s1 10.0.0.2)" >$P/connect; then

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What the kernel-ULP test modules share: their parameters `dev` (the
- * device under test) and `gid` (its GID index), KTAP result lines
+ * device under test), `gid` (its GID index) and `time_scale` (how many
+ * times slower than the reference set-up the machine runs: the suites
+ * pass SOFTRC_TIME_SCALE, see selftests/vm/lib.sh), KTAP result lines
  * (check() prints "ok N ..." or "not ok N ..." and returns its condition,
  * kt_done() the plan line and the load's result), opening the device,
  * polling one completion, and RESET -> INIT -> RTR -> RTS of a kernel RC
@@ -30,6 +32,9 @@ MODULE_PARM_DESC(dev, "RDMA device to test");
 static int kt_gid;
 module_param_named(gid, kt_gid, int, 0444);
 MODULE_PARM_DESC(gid, "GID index (an IPv4 RoCE v2 GID)");
+static unsigned int kt_time_scale = 1;
+module_param_named(time_scale, kt_time_scale, uint, 0444);
+MODULE_PARM_DESC(time_scale, "deadline multiplier for a slow machine (>= 1)");
 
 static union ib_gid kt_sgid;	/* port 1 GID kt_gid of kt_dev */
 static int kt_ntests, kt_nfailed;
@@ -48,6 +53,27 @@ static inline __printf(2, 3) bool check(bool cond, const char *fmt, ...)
 	pr_info("%sok %d %pV\n", cond ? "" : "not ", kt_ntests, &vaf);
 	va_end(ap);
 	return cond;
+}
+
+/* @t (jiffies, or any unit of waiting) on this machine */
+static inline unsigned long kt_tmo(unsigned long t)
+{
+	return t * max(kt_time_scale, 1U);
+}
+
+/*
+ * A QP's local ACK timeout exponent (4.096 us << @exp) for this machine:
+ * one more per doubling of time_scale, at most 31. On a slow machine the
+ * responder may not ACK within the reference timeout without any loss,
+ * and seven such expiries end the QP in RETRY_EXC_ERR.
+ */
+static inline u8 kt_timeout_exp(u8 exp)
+{
+	unsigned int k;
+
+	for (k = 1; k < kt_time_scale && exp < 31; k *= 2)
+		exp++;
+	return exp;
 }
 
 /* The plan line; the module's load fails (-EIO) if a check failed. */
@@ -81,13 +107,14 @@ static inline struct ib_device *kt_open(void)
 }
 
 /*
- * One completion of @cq in @wc within @timeout jiffies; -ETIMEDOUT with
+ * One completion of @cq in @wc within @timeout jiffies (scaled by
+ * time_scale); -ETIMEDOUT with
  * @wc zeroed but for status IB_WC_GENERAL_ERR if none came.
  */
 static inline int kt_poll1(struct ib_cq *cq, struct ib_wc *wc,
 			   unsigned long timeout)
 {
-	unsigned long end = jiffies + timeout;
+	unsigned long end = jiffies + kt_tmo(timeout);
 
 	while (time_before(jiffies, end)) {
 		if (ib_poll_cq(cq, 1, wc) == 1)
@@ -106,12 +133,12 @@ struct kt_conn {
 	int access;		/* INIT: qp_access_flags */
 	u8 rd_atomic;		/* max_dest_rd_atomic and max_rd_atomic */
 	union ib_gid *dgid;	/* RTR: the peer's GID; NULL: kt_sgid */
-	u8 timeout;		/* RTS: local ACK timeout; 0: 14 */
+	u8 timeout;		/* RTS: local ACK timeout; 0: 14 (both scaled) */
 };
 
 /*
  * RESET -> INIT -> RTR -> RTS: MTU 1024, RNR timer 12, timeout 14 (unless
- * c->timeout says otherwise), seven retries and RNR retries, hop limit
+ * c->timeout says otherwise; kt_timeout_exp() of it), seven retries and RNR retries, hop limit
  * 64. 0 or the failing modify's error.
  */
 static inline int kt_to_rts(struct ib_qp *qp, const struct kt_conn *c)
@@ -143,7 +170,7 @@ static inline int kt_to_rts(struct ib_qp *qp, const struct kt_conn *c)
 		return err;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTS;
-	a.timeout = c->timeout ?: 14;
+	a.timeout = kt_timeout_exp(c->timeout ?: 14);
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = c->psn;

@@ -253,7 +253,7 @@ static int nsx_qp(void)
 		.cap = { .max_send_wr = 64, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	/* the 4 s timeout (20): the few SENDs are not retried meanwhile */
+	/* the 4 s timeout (20, scaled): the few SENDs are not retried meanwhile */
 	struct kt_conn c = { .dqpn = 0x123, .timeout = 20 };
 	union ib_gid dgid;
 	__be32 addr;

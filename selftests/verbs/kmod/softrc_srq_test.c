@@ -129,7 +129,7 @@ static void test_srq_limit(void)
 	check(!post_send(qp_a, buf_a + 1024, 1), "A sends to B (consumes an SRQ WQE)");
 	check(!poll1(cq_b, &wc) && wc.status == IB_WC_SUCCESS && wc.opcode == IB_WC_RECV,
 	      "B received it (status %d)", wc.status);
-	end = jiffies + 5 * HZ;
+	end = jiffies + kt_tmo(5 * HZ);
 	while (READ_ONCE(handler_post) == -EINPROGRESS && time_before(jiffies, end))
 		usleep_range(100, 500);
 	check(atomic_read(&nevents) == 1, "one IB_EVENT_SRQ_LIMIT_REACHED (%d)",
