@@ -112,6 +112,7 @@ struct opts {
 	enum inv_mode inv;
 	bool verbose;
 	bool rxe_quirks;
+	bool sig_all;	/* -A: sq_sig_all QP, no WR asks for a completion */
 	uint32_t flow_label;
 };
 
@@ -553,6 +554,7 @@ static void create_qp(void)
 {
 	struct ibv_qp_init_attr a = {
 		.send_cq = c.scq, .recv_cq = c.rcq, .qp_type = IBV_QPT_RC,
+		.sq_sig_all = o.sig_all,
 		.cap = { .max_send_wr = SQ_DEPTH, .max_recv_wr = RQ_DEPTH,
 			 .max_send_sge = MAX_SGE, .max_recv_sge = MAX_SGE,
 			 .max_inline_data = 64 },
@@ -1351,8 +1353,10 @@ static bool cli_post(struct cli *cl, uint32_t k, struct rng *r)
 	op->signaled = k == o.count - 1 || k % 16 == 15 || rnd_below(r, 10) < 7 ||
 		       d.len > 65536 || ring_used(&cl->lr) > o.bufsize / 2 ||
 		       ring_used(&cl->rr) > o.bufsize / 2;
-	if (op->signaled)
+	if (op->signaled && !o.sig_all)
 		wr.send_flags |= IBV_SEND_SIGNALED;
+	/* -A: the QP signals every WR, none of which says so itself */
+	op->signaled |= o.sig_all;
 	if (rnd_below(r, 20) == 0)
 		wr.send_flags |= IBV_SEND_FENCE;
 	if (d.kind != K_READ && !atomic && d.len <= c.max_inline &&
@@ -2067,6 +2071,8 @@ static void usage(void)
 	     "  -O PREFIX  -q/-E: each life's output to PREFIX.CONN.LIFE\n"
 	     "  -i MODE    SEND_WITH_INV target: auto (memory windows if any) mw mr off\n"
 	     "  -L LABEL   GRH flow label given to modify_qp, as is (0)\n"
+	     "  -A         the client's QP is sq_sig_all and no WR sets\n"
+	     "             IBV_SEND_SIGNALED: each must still complete\n"
 	     "  -Q         server on Linux rxe 6.1: accept its kernel-valued\n"
 	     "             IB_WC_WITH_INVALIDATE flag in user CQEs");
 	exit(2);
@@ -2089,7 +2095,7 @@ int main(int argc, char **argv)
 {
 	int ch, i;
 
-	while ((ch = getopt(argc, argv, "sd:g:p:n:S:M:m:u:r:R:T:D:B:q:E:O:e:i:L:vQh")) != -1) {
+	while ((ch = getopt(argc, argv, "sd:g:p:n:S:M:m:u:r:R:T:D:B:q:E:O:e:i:L:vQAh")) != -1) {
 		switch (ch) {
 		case 's': o.server = true; break;
 		case 'd': o.dev = optarg; break;
@@ -2122,6 +2128,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v': o.verbose = true; break;
 		case 'Q': o.rxe_quirks = true; break;
+		case 'A': o.sig_all = true; break;
 		case 'L': o.flow_label = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}

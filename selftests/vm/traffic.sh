@@ -3,7 +3,7 @@
 #
 # RC traffic that is checked byte by byte: selftests/verbs/rc_verify (a
 # seeded random mix of every RC operation, sizes 0..1 MiB, SGE lists,
-# inline, unsignaled WRs, SEND_WITH_INV of type 2 memory windows; every
+# inline, unsignaled WRs (and an sq_sig_all QP), SEND_WITH_INV of type 2 memory windows; every
 # CQE field, byte and atomic result checked), then ibv_rc_pingpong across IB MTUs 256..4096 and sizes
 # 1 B..64 KiB. SOFTRC_DRIVER=softrc (default) or rxe picks the driver;
 # SOFTRC_TEST_SCALE multiplies the operation counts.
@@ -38,6 +38,9 @@ for topo in loop wire; do
 		-n $n -S 2 -m 4096 -i mw
 	rc_pair "$topo: rc_verify $n ops, mtu 256, seed 5, up to 64 KiB" \
 		-n $n -S 5 -m 256 -M 65536
+	# -A: every WR of an sq_sig_all QP completes, signaled or not
+	rc_pair "$topo: rc_verify $n ops, mtu 1024, seed 7, sq_sig_all QP, no WR signaled" \
+		-n $n -S 7 -m 1024 -A
 	for ms in 256:1 512:4096 1024:65536 2048:1000 4096:65536 4096:1 1024:4097; do
 		mtu=${ms%:*} size=${ms#*:}
 		pp_pair "$topo: ibv_rc_pingpong mtu $mtu size $size" \

@@ -717,8 +717,10 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 		       s->num_sge * sizeof(*s->sge));
 	}
 	s->wr.opcode = s->opcode;
-	s->wr.send_flags = s->flags & (IB_SEND_FENCE | IB_SEND_SIGNALED |
-				       IB_SEND_SOLICITED);
+	/* the engine's flags, by name; SIGNALED as decided above (sq_sig_all) */
+	s->wr.send_flags = (s->flags & IB_SEND_FENCE ? SOFTRC_SEND_FENCE : 0) |
+			   (sh->flags & SOFTRC_SQS_SIGNALED ? SOFTRC_SEND_SIGNALED : 0) |
+			   (s->flags & IB_SEND_SOLICITED ? SOFTRC_SEND_SOLICITED : 0);
 	ret = softrc_core_post_send(c, &s->wr);
 	if (ret < 0) {
 		softrc_qp_sq_unpin(qp, slot);
