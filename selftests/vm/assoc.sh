@@ -5,7 +5,8 @@
 # a live RC connection must be dropped before they touch the QP, and
 # counted. The victim is an ibv_rc_pingpong pair with -c (the server
 # validates what it receives), held still with SIGSTOP once its QPs are
-# in RTS; tools/inject/softrc-inject sends the forgeries from ordinary
+# in RTS (the client stops itself there, before its first SEND);
+# tools/inject/softrc-inject sends the forgeries from ordinary
 # UDP sockets with valid ICRCs, sweeping the PSN upward from the victim's
 # initial rq_psn (`rdma res show qp`, readable by anyone) so that on a
 # driver without these checks one of them lands at the expected PSN and
@@ -38,10 +39,9 @@ set -u
 INJECT="$REPO/tools/inject/softrc-inject --udp --op SEND_ONLY"
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 SWEEP=2048
-# iterations of the victim pair: enough that it is still running when
-# victim_start stops it (an idle VM does ~5000 a second, so 2000 could end
-# before both QPs were seen in RTS)
-PP_N=20000
+# iterations of the victim pair, all run after the forgeries (its client
+# stops itself at RTS, before its first SEND)
+PP_N=2000
 SRV= CLI=
 
 cleanup() {
@@ -80,22 +80,31 @@ settle() {
 }
 
 # victim_start PREFIX_B DEV_B GID_B PREFIX_A DEV_A GID_A IP_B: a pingpong
-# pair, stopped once both QPs are in RTS and the wire is quiet. Its ACK
-# timeout (ibv_rc_pingpong fixes 14) grows with the VM's slowness through
-# the preload shim: on the debug kernel the device takes seconds to drop
-# an injected burst, and the pair must outlast that.
+# pair, stopped once both QPs are in RTS and the wire is quiet. The client
+# stops itself (the preload shim's SOFTRC_STOP_AT_RTS) as soon as its QP
+# is in RTS, before its first SEND: however fast the VM, the pair has not
+# begun (a pair stopped from outside could have finished first), and the
+# forgeries meet the QPs' initial PSNs. Its ACK timeout (ibv_rc_pingpong
+# fixes 14) grows with the VM's slowness through the same shim: on the
+# debug kernel the device takes seconds to drop an injected burst, and
+# the pair must outlast that.
 victim_start() {
 	local pb=$1 db=$2 gb=$3 pa=$4 da=$5 ga=$6 ipb=$7 port
 	local shim
 	shim=$(ack_shim)
+	if [ -z "$shim" ]; then
+		echo "# victim: no preload shim (selftests/verbs/preload not built)"
+		return 1
+	fi
 	port=$((20000 + RANDOM % 20000))
 	$pb $shim ibv_rc_pingpong -d "$db" -g "$gb" -p $port -s 1024 -m 1024 -n $PP_N -c \
 		>/tmp/assoc-srv.log 2>&1 &
 	SRV=$!
 	wait_until 20 bash -c "$pb ss -ltn | grep -q ':$port '" || return 1
-	$pa $shim ibv_rc_pingpong -d "$da" -g "$ga" -p $port -s 1024 -m 1024 -n $PP_N -c "$ipb" \
-		>/tmp/assoc-cli.log 2>&1 &
+	$pa $shim SOFTRC_STOP_AT_RTS=1 ibv_rc_pingpong -d "$da" -g "$ga" -p $port -s 1024 \
+		-m 1024 -n $PP_N -c "$ipb" >/tmp/assoc-cli.log 2>&1 &
 	CLI=$!
+	wait_until 20 grep -q '^State:[[:space:]]*T' /proc/$CLI/status || return 1
 	wait_until 20 qp_attr "$db" lqpn && wait_until 20 qp_attr "$da" lqpn || return 1
 	kill -STOP $SRV $CLI
 	settle "$db" "$da"
