@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The RC opcode list (IBTA Vol 1 §9.2.1 table 35; seed 004 §5.1).
+ * The opcode list: RC (IBTA Vol 1 §9.2.1 table 35; seed 004 §5.1) and
+ * the UD SENDs (§9.2.1; the GSI QP's MADs travel as UD too).
  *
  * Context: none (constant data). One X-macro list generates the enum,
  * the name table and the descriptor table (core/opcode.c), so names,
@@ -20,6 +21,7 @@
 
 /* Extension headers, in the order they follow the BTH on the wire. */
 enum softrc_hdr {
+	SOFTRC_HDR_DETH,	/*  8 B: Q_Key, source QP (datagrams) */
 	SOFTRC_HDR_RETH,	/* 16 B: VA, R_Key, DMA length */
 	SOFTRC_HDR_ATMETH,	/* 28 B: VA, R_Key, swap/add, compare */
 	SOFTRC_HDR_AETH,	/*  4 B: syndrome, MSN */
@@ -29,6 +31,7 @@ enum softrc_hdr {
 	SOFTRC_HDR_NR
 };
 
+#define SOFTRC_H_DETH	BIT(SOFTRC_HDR_DETH)
 #define SOFTRC_H_RETH	BIT(SOFTRC_HDR_RETH)
 #define SOFTRC_H_ATMETH	BIT(SOFTRC_HDR_ATMETH)
 #define SOFTRC_H_AETH	BIT(SOFTRC_HDR_AETH)
@@ -110,20 +113,39 @@ enum softrc_hdr {
 	X(SEND_ONLY_WITH_INVALIDATE,	0x17, SOFTRC__SREQ | SOFTRC_OPF_ONLY | \
 					      SOFTRC_OPF_INV | SOFTRC_H_IETH)
 
+/*
+ * UD: every message is one packet with a DETH (IBTA §9.2.1: only SEND
+ * ONLY, with or without immediate data); no AckReq, no ACK.
+ */
+#define SOFTRC__UDREQ	(SOFTRC_OPF_REQ | SOFTRC_OPF_SEND | SOFTRC_OPF_PAYLOAD | \
+			 SOFTRC_OPF_RECV | SOFTRC_OPF_ONLY | SOFTRC_H_DETH)
+
+#define SOFTRC_UD_OPCODES(X)						\
+	X(UD_SEND_ONLY,			0x64, SOFTRC__UDREQ)		\
+	X(UD_SEND_ONLY_WITH_IMMEDIATE,	0x65, SOFTRC__UDREQ | SOFTRC_H_IMMDT)
+
+/* The one list: the enum, the names and the descriptors come from it. */
+#define SOFTRC_OPCODES(X)						\
+	SOFTRC_RC_OPCODES(X)						\
+	SOFTRC_UD_OPCODES(X)
+
 #define SOFTRC__OPCODE_ENUM(name, code, flags) SOFTRC_OP_##name = (code),
 enum softrc_opcode {
-	SOFTRC_RC_OPCODES(SOFTRC__OPCODE_ENUM)
+	SOFTRC_OPCODES(SOFTRC__OPCODE_ENUM)
 };
 
 #undef SOFTRC__OPCODE_ENUM
 
-/* BTH opcode bits 7..5 select the transport; RC is 000. */
+/* BTH opcode bits 7..5 select the transport: RC 000, UC 001, UD 011. */
 #define SOFTRC_OPCODE_TRANSPORT_MASK	0xe0
 #define SOFTRC_OPCODE_RC		0x00
+#define SOFTRC_OPCODE_UD		0x60
 #define SOFTRC_OPCODE_NR		32	/* RC opcodes 0x00..0x1f */
+#define SOFTRC_OPCODE_TABLE_NR		256	/* every 8-bit opcode */
 
 /* Extension header sizes, indexed by enum softrc_hdr. */
 #define SOFTRC_BTH_BYTES	12
+#define SOFTRC_DETH_BYTES	8
 #define SOFTRC_RETH_BYTES	16
 #define SOFTRC_ATMETH_BYTES	28
 #define SOFTRC_AETH_BYTES	4
@@ -134,7 +156,9 @@ enum softrc_opcode {
 
 /* Header bytes before a given extension header, derived from the mask. */
 #define SOFTRC__HSZ(f, bit, bytes)	(((f) & (bit)) ? (bytes) : 0)
-#define SOFTRC_OFF_RETH(f)	SOFTRC_BTH_BYTES
+#define SOFTRC_OFF_DETH(f)	SOFTRC_BTH_BYTES
+#define SOFTRC_OFF_RETH(f)	(SOFTRC_OFF_DETH(f) + \
+				 SOFTRC__HSZ(f, SOFTRC_H_DETH, SOFTRC_DETH_BYTES))
 #define SOFTRC_OFF_ATMETH(f)	(SOFTRC_OFF_RETH(f) + \
 				 SOFTRC__HSZ(f, SOFTRC_H_RETH, SOFTRC_RETH_BYTES))
 #define SOFTRC_OFF_AETH(f)	(SOFTRC_OFF_ATMETH(f) + \
@@ -162,17 +186,22 @@ struct softrc_opcode_info {
 	u8 off[SOFTRC_HDR_NR];
 };
 
-extern const struct softrc_opcode_info softrc_opcode_table[SOFTRC_OPCODE_NR];
+extern const struct softrc_opcode_info softrc_opcode_table[SOFTRC_OPCODE_TABLE_NR];
 
-/* The descriptor of an RC opcode, or NULL for another transport or a hole. */
+/*
+ * The descriptor of an opcode softrc speaks (RC or UD), or NULL for a
+ * hole or another transport; callers check the transport is the QP's.
+ */
 static inline const struct softrc_opcode_info *softrc_opcode_get(u8 opcode)
 {
-	const struct softrc_opcode_info *info;
+	const struct softrc_opcode_info *info = &softrc_opcode_table[opcode];
 
-	if ((opcode & SOFTRC_OPCODE_TRANSPORT_MASK) != SOFTRC_OPCODE_RC)
-		return NULL;
-	info = &softrc_opcode_table[opcode];
 	return info->name ? info : NULL;
+}
+
+static inline u8 softrc_opcode_transport(u8 opcode)
+{
+	return opcode & SOFTRC_OPCODE_TRANSPORT_MASK;
 }
 
 const char *softrc_opcode_name(u8 opcode);

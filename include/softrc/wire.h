@@ -273,6 +273,33 @@ static inline void softrc_ieth_set(struct softrc_ieth *i, u32 rkey)
 	i->rkey = cpu_to_be32(rkey);
 }
 
+/*
+ * Datagram Extended Transport Header, 8 bytes (§9.3.3): the Q_Key the
+ * receiving QP checks, then 8 reserved bits and the source QP number.
+ */
+struct softrc_deth {
+	__be32 qkey;
+	__be32 sqp;
+} __packed;
+
+#define SOFTRC_DETH_SQP_MASK	0x00ffffff
+
+static inline u32 softrc_deth_qkey(const struct softrc_deth *d)
+{
+	return be32_to_cpu(d->qkey);
+}
+
+static inline u32 softrc_deth_sqp(const struct softrc_deth *d)
+{
+	return be32_to_cpu(d->sqp) & SOFTRC_DETH_SQP_MASK;
+}
+
+static inline void softrc_deth_set(struct softrc_deth *d, u32 qkey, u32 sqp)
+{
+	d->qkey = cpu_to_be32(qkey);
+	d->sqp = cpu_to_be32(sqp & SOFTRC_DETH_SQP_MASK);
+}
+
 /* Typed views of the extension headers of a packet starting at its BTH. */
 #define SOFTRC__EXT_VIEW(type, hdr)					\
 static inline struct softrc_##type *					\
@@ -281,6 +308,7 @@ softrc_pkt_##type(const struct softrc_opcode_info *op, void *bth)	\
 	return (struct softrc_##type *)((u8 *)bth + op->off[hdr]);	\
 }
 
+SOFTRC__EXT_VIEW(deth, SOFTRC_HDR_DETH)
 SOFTRC__EXT_VIEW(reth, SOFTRC_HDR_RETH)
 SOFTRC__EXT_VIEW(atmeth, SOFTRC_HDR_ATMETH)
 SOFTRC__EXT_VIEW(aeth, SOFTRC_HDR_AETH)

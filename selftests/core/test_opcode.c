@@ -63,14 +63,18 @@ static const struct softrc_opcode_info *get(struct __test_metadata *_metadata,
 	return op;
 }
 
-TEST(opcode_count_is_23)
+/* 23 RC opcodes below 0x20, and the two UD SENDs */
+TEST(opcode_count_is_23_rc_2_ud)
 {
 	int n = 0, code;
 
-	for (code = 0; code < 256; code++)
+	for (code = 0; code < SOFTRC_OPCODE_NR; code++)
 		n += softrc_opcode_get(code) != NULL;
 	EXPECT_EQ(23, n);
 	EXPECT_EQ(23, (int)ARRAY_SIZE(ibta));
+	for (; code < SOFTRC_OPCODE_TABLE_NR; code++)
+		n += softrc_opcode_get(code) != NULL;
+	EXPECT_EQ(25, n);
 }
 
 TEST(opcode_codes_and_names)
@@ -132,7 +136,7 @@ TEST(opcode_header_offsets)
 /* The headers present tile the bytes BTH..hdr_len without gaps. */
 TEST(opcode_headers_contiguous)
 {
-	static const u8 size[SOFTRC_HDR_NR] = { 16, 28, 4, 8, 4, 4 };
+	static const u8 size[SOFTRC_HDR_NR] = { 8, 16, 28, 4, 8, 4, 4 };
 	size_t i;
 	int h;
 
@@ -254,15 +258,44 @@ TEST(opcode_holes_return_null)
 	}
 }
 
-/* UC (001), RD (010), UD (011), CNP (100) and the rest are not RC. */
-TEST(opcode_non_rc_rejected)
+/*
+ * Beyond RC only UD SEND ONLY (0x64) and SEND ONLY with immediate (0x65)
+ * exist (§9.2.1): UC (001), RD (010), the other UD codes, CNP (100) and
+ * the rest are unknown.
+ */
+TEST(opcode_non_rc_only_ud_sends)
 {
 	int code;
 
 	for (code = 0x20; code < 0x100; code++) {
+		if (code == 0x64 || code == 0x65)
+			continue;
 		EXPECT_EQ(NULL, softrc_opcode_get(code)) TH_LOG("0x%02x", code);
 		EXPECT_STREQ("UNKNOWN", softrc_opcode_name(code));
 	}
+}
+
+/* The UD SENDs: one packet, a DETH right after the BTH, a receive WQE */
+TEST(opcode_ud_sends)
+{
+	const struct softrc_opcode_info *o = softrc_opcode_get(0x64);
+	const struct softrc_opcode_info *i = softrc_opcode_get(0x65);
+
+	ASSERT_NE(NULL, o);
+	ASSERT_NE(NULL, i);
+	EXPECT_STREQ("UD_SEND_ONLY", o->name);
+	EXPECT_STREQ("UD_SEND_ONLY_WITH_IMMEDIATE", i->name);
+	EXPECT_EQ(SOFTRC_OPCODE_UD, softrc_opcode_transport(0x64));
+	EXPECT_EQ(SOFTRC_OPF_ONLY, o->flags & SOFTRC_OPF_POS_MASK);
+	EXPECT_EQ(SOFTRC_OPF_ONLY, i->flags & SOFTRC_OPF_POS_MASK);
+	EXPECT_TRUE(!!(o->flags & SOFTRC_OPF_RECV));
+	EXPECT_FALSE(!!(o->flags & SOFTRC_OPF_ACKREQ_OK));
+	EXPECT_EQ(SOFTRC_BTH_BYTES, o->off[SOFTRC_HDR_DETH]);
+	EXPECT_EQ(SOFTRC_BTH_BYTES + SOFTRC_DETH_BYTES, o->hdr_len);
+	EXPECT_EQ(SOFTRC_BTH_BYTES + SOFTRC_DETH_BYTES,
+		  i->off[SOFTRC_HDR_IMMDT]);
+	EXPECT_EQ(SOFTRC_BTH_BYTES + SOFTRC_DETH_BYTES + SOFTRC_IMMDT_BYTES,
+		  i->hdr_len);
 }
 
 TEST_HARNESS_MAIN

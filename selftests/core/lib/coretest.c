@@ -83,6 +83,12 @@ static int ct_place_cb(void *ctx, const struct softrc_buf *dst, void *rx,
 	return 0;
 }
 
+/* UD: the GRH slot, recorded as a placement at CT_GRH_OFF */
+static int ct_place_grh(void *ctx, const struct softrc_buf *dst, void *rx)
+{
+	return ct_place_cb(ctx, dst, rx, CT_GRH_OFF);
+}
+
 static int ct_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
 		     u64 swap_add, u64 compare, u64 *orig)
 {
@@ -158,6 +164,7 @@ static const struct softrc_core_ops ct_ops = {
 	.mr_check = ct_mr_check,
 	.key_put = ct_key_put,
 	.place = ct_place_cb,
+	.place_grh = ct_place_grh,
 	.atomic = ct_atomic,
 	.atomic_result = ct_atomic_result,
 	.invalidate = ct_invalidate,

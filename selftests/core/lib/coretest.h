@@ -27,6 +27,9 @@
 	FIXTURE_SETUP(name) {}	\
 	FIXTURE_TEARDOWN(name) {}
 
+/* ct_place.pkt_off of a UD receive's GRH slot (ops->place_grh) */
+#define CT_GRH_OFF	0xffffffffu
+
 struct ct_place {
 	struct softrc_buf dst;
 	u32 pkt_off;

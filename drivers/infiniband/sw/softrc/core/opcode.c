@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The RC opcode descriptor table, generated from SOFTRC_RC_OPCODES.
+ * The opcode descriptor table, generated from SOFTRC_OPCODES.
  * SOFTRC_XMACRO_TABLE (see `make style`)
  *
  * Context: constant data, safe from any context.
@@ -13,6 +13,7 @@
 		.flags = (f),						\
 		.hdr_len = SOFTRC_HDR_LEN(f),				\
 		.off = {						\
+			[SOFTRC_HDR_DETH] = SOFTRC_OFF_DETH(f),		\
 			[SOFTRC_HDR_RETH] = SOFTRC_OFF_RETH(f),		\
 			[SOFTRC_HDR_ATMETH] = SOFTRC_OFF_ATMETH(f),	\
 			[SOFTRC_HDR_AETH] = SOFTRC_OFF_AETH(f),		\
@@ -22,8 +23,8 @@
 		},							\
 	},
 
-const struct softrc_opcode_info softrc_opcode_table[SOFTRC_OPCODE_NR] = {
-	SOFTRC_RC_OPCODES(SOFTRC__OPCODE_INFO)
+const struct softrc_opcode_info softrc_opcode_table[SOFTRC_OPCODE_TABLE_NR] = {
+	SOFTRC_OPCODES(SOFTRC__OPCODE_INFO)
 };
 
 const char *softrc_opcode_name(u8 opcode)

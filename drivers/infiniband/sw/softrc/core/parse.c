@@ -2,7 +2,7 @@
 /*
  * SOFTRC_XMACRO_TABLE (see `make style`)
  *
- * RC packet parser and header builder.
+ * Packet parser and header builder (RC and UD).
  *
  * Context: pure functions, safe in any context (softirq or process, with
  * or without the QP lock); never sleeps or allocates. The parser reads at
@@ -63,16 +63,18 @@ static u32 softrc_pos(const struct softrc_pkt *pkt)
 }
 
 /*
- * BTH (§9.2): opcode bits 7..5 select the transport (§9.2.1, RC = 000);
+ * BTH (§9.2): opcode bits 7..5 select the transport (§9.2.1), which must
+ * be the receiving QP's @transport (RC 000, UD 011);
  * TVer must be 0 (packets of another transport version are dropped);
  * resv7 in the PSN word must be 0. MigReq is accepted either way (rxe
  * sends 0) and resv8a is a variant field (masked in the ICRC): ignored.
  */
-static int softrc_parse_bth(const struct softrc_bth *b, struct softrc_pkt *pkt)
+static int softrc_parse_bth(const struct softrc_bth *b, u8 transport,
+			    struct softrc_pkt *pkt)
 {
 	u8 opcode = softrc_bth_opcode(b);
 
-	if ((opcode & SOFTRC_OPCODE_TRANSPORT_MASK) != SOFTRC_OPCODE_RC)
+	if (softrc_opcode_transport(opcode) != transport)
 		return SOFTRC_PARSE_BAD_TRANSPORT;
 	pkt->op = softrc_opcode_get(opcode);
 	if (!pkt->op)
@@ -160,6 +162,12 @@ static int softrc_parse_lengths(struct softrc_pkt *pkt, u32 hdr_avail,
 /* Decode the extension headers present for this opcode (§9.3). */
 static void softrc_parse_ext(const void *bth, struct softrc_pkt *pkt)
 {
+	if (softrc_pkt_has(pkt, SOFTRC_H_DETH)) {
+		const struct softrc_deth *d = softrc_ext(pkt, bth, SOFTRC_HDR_DETH);
+
+		pkt->qkey = softrc_deth_qkey(d);
+		pkt->sqpn = softrc_deth_sqp(d);
+	}
 	if (softrc_pkt_has(pkt, SOFTRC_H_RETH)) {
 		const struct softrc_reth *r = softrc_ext(pkt, bth, SOFTRC_HDR_RETH);
 
@@ -242,8 +250,8 @@ static int softrc_check_ext(const struct softrc_pkt *pkt, u32 pmtu)
 	return SOFTRC_PARSE_OK;
 }
 
-int softrc_parse(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
-		 struct softrc_pkt *pkt)
+int softrc_parse_qp(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
+		    u8 transport, struct softrc_pkt *pkt)
 {
 	int ret;
 
@@ -251,7 +259,7 @@ int softrc_parse(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
 	if (hdr_avail < SOFTRC_BTH_BYTES ||
 	    pkt_len < SOFTRC_BTH_BYTES + SOFTRC_ICRC_BYTES)
 		return SOFTRC_PARSE_SHORT_BTH;
-	ret = softrc_parse_bth(bth, pkt);
+	ret = softrc_parse_bth(bth, transport, pkt);
 	if (ret)
 		return ret;
 	ret = softrc_parse_lengths(pkt, hdr_avail, pkt_len, pmtu);
@@ -270,6 +278,8 @@ u32 softrc_build_hdrs(const struct softrc_pkt *pkt, void *buf)
 	softrc_bth_set(buf, pkt->opcode, pkt->se,
 		       softrc_padcnt(pkt->payload_len), pkt->pkey, pkt->dqpn,
 		       pkt->ackreq, pkt->psn);
+	if (op->flags & SOFTRC_H_DETH)
+		softrc_deth_set(softrc_pkt_deth(op, buf), pkt->qkey, pkt->sqpn);
 	if (op->flags & SOFTRC_H_RETH)
 		softrc_reth_set(softrc_pkt_reth(op, buf), pkt->va, pkt->rkey,
 				pkt->dma_len);

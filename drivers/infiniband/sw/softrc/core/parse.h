@@ -22,8 +22,8 @@
 #define SOFTRC_PARSE_STATUSES(X)					\
 	X(OK,			"ok")					\
 	X(SHORT_BTH,		"shorter than BTH + ICRC")		\
-	X(BAD_TRANSPORT,	"opcode is not RC transport")		\
-	X(BAD_OPCODE,		"unknown RC opcode")			\
+	X(BAD_TRANSPORT,	"opcode is not the QP's transport")	\
+	X(BAD_OPCODE,		"unknown opcode")			\
 	X(BAD_TVER,		"BTH TVer is not 0")			\
 	X(RESV7_SET,		"BTH reserved 7 bits not zero")		\
 	X(HDR_NOT_CONTIG,	"headers not contiguous in buffer")	\
@@ -74,8 +74,16 @@ enum softrc_parse_status {
  *
  * Return: SOFTRC_PARSE_OK or the reject reason (enum softrc_parse_status).
  */
-int softrc_parse(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
-		 struct softrc_pkt *pkt);
+int softrc_parse_qp(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
+		    u8 transport, struct softrc_pkt *pkt);
+
+/* softrc_parse_qp() for an RC QP */
+static inline int softrc_parse(const void *bth, u32 hdr_avail, u32 pkt_len,
+			       u32 pmtu, struct softrc_pkt *pkt)
+{
+	return softrc_parse_qp(bth, hdr_avail, pkt_len, pmtu, SOFTRC_OPCODE_RC,
+			       pkt);
+}
 
 /* "OK", "BAD_OPCODE", ...: the enum name without its prefix; "?" if unknown. */
 const char *softrc_parse_status_name(int status);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * A parsed RC packet: what the parser hands the engine and what the
+ * A parsed RC or UD packet: what the parser hands the engine and what the
  * builder turns back into headers.
  *
  * Context: none (plain data). The core never sees an sk_buff: the caller
@@ -14,7 +14,7 @@
 #include <softrc/wire.h>
 
 /**
- * struct softrc_pkt - decoded transport headers of one RC packet
+ * struct softrc_pkt - decoded transport headers of one packet
  * @op:		opcode descriptor (never NULL in a parsed packet)
  * @opcode:	BTH opcode
  * @se:		solicited event
@@ -23,6 +23,8 @@
  * @pkey:	BTH P_Key
  * @dqpn:	destination QP number
  * @psn:	packet sequence number
+ * @qkey:	DETH Q_Key (UD)
+ * @sqpn:	DETH source QP number (UD)
  * @va:		RETH or AtomicETH virtual address
  * @rkey:	RETH or AtomicETH R_Key
  * @dma_len:	RETH DMA length (8 for atomics)
@@ -45,6 +47,8 @@ struct softrc_pkt {
 	u16 pkey;
 	u32 dqpn;
 	u32 psn;
+	u32 qkey;
+	u32 sqpn;
 	u64 va;
 	u32 rkey;
 	u32 dma_len;

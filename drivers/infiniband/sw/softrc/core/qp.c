@@ -43,7 +43,9 @@ int softrc_core_qp_init(struct softrc_core_qp *qp,
 	if (!softrc_pmtu_ok(attr->pmtu) || !softrc_pow2(st->sq_depth) ||
 	    !softrc_pow2(st->rq_depth) || attr->retry_cnt > 7 ||
 	    attr->rnr_retry > 7 || attr->min_rnr_timer > 31 ||
-	    attr->timeout > 31 || st->nres > res_cap)
+	    attr->timeout > 31 || st->nres > res_cap ||
+	    (attr->transport != SOFTRC_OPCODE_RC &&
+	     attr->transport != SOFTRC_OPCODE_UD))
 		return SOFTRC_E_INVAL;
 
 	memset(qp, 0, sizeof(*qp));
@@ -77,6 +79,12 @@ int softrc_core_qp_init(struct softrc_core_qp *qp,
 static int softrc_check_wr(const struct softrc_core_qp *qp,
 			   const struct softrc_send_wr *wr)
 {
+	/* UD sends messages only; one above the PMTU fails in SQ order */
+	if (qp->attr.transport == SOFTRC_OPCODE_UD)
+		return wr->opcode == SOFTRC_WR_SEND ||
+		       wr->opcode == SOFTRC_WR_SEND_WITH_IMM ||
+		       (wr->opcode == SOFTRC_WR_REFUSED && !wr->length) ?
+		       0 : SOFTRC_E_INVAL;
 	switch (wr->opcode) {
 	case SOFTRC_WR_RDMA_WRITE:
 	case SOFTRC_WR_RDMA_WRITE_WITH_IMM:
@@ -172,7 +180,9 @@ void softrc_core_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		qp->cnt.drop_state++;
 		return;
 	}
-	if (softrc_pkt_has(pkt, SOFTRC_OPF_REQ))
+	if (qp->attr.transport == SOFTRC_OPCODE_UD)
+		softrc_ud_rx(qp, pkt, rx);
+	else if (softrc_pkt_has(pkt, SOFTRC_OPF_REQ))
 		softrc_resp_rx(qp, pkt, rx);
 	else
 		softrc_comp_rx(qp, pkt, rx, now);
@@ -189,6 +199,7 @@ void softrc_core_rx_invalid(struct softrc_core_qp *qp,
 	qp->cnt.rx_pkts++;
 	qp->cnt.drop_malformed++;
 	if (qp->state == SOFTRC_QPS_ERROR || !pkt->op ||
+	    qp->attr.transport != SOFTRC_OPCODE_RC ||
 	    !softrc_pkt_has(pkt, SOFTRC_OPF_REQ) ||
 	    pkt->psn != qp->resp.epsn)
 		return;

@@ -2,7 +2,9 @@
 /*
  * SOFTRC_XMACRO_TABLE (see `make style`)
  *
- * The RC protocol engine: per-QP state and the calls that drive it.
+ * The protocol engine: per-QP state and the calls that drive it. RC is
+ * the engine proper; a UD QP (attr.transport) takes the same calls, which
+ * ud.c answers: one packet per message, no ACK, no retry.
  *
  * Context: every entry point is called with the QP lock held by the glue,
  * in softirq or process context; the engine never sleeps, allocates,
@@ -79,7 +81,8 @@
  *    never an ACK or a SUCCESS completion.
  *
  * Stages: req.c (requester: segmentation, retransmission), resp.c
- * (responder), comp.c (ACK/response processing and completion).
+ * (responder), comp.c (ACK/response processing and completion); ud.c
+ * (the UD transport).
  */
 #ifndef SOFTRC_CORE_QP_H
 #define SOFTRC_CORE_QP_H
@@ -164,6 +167,8 @@ enum softrc_core_err {
  * @rkey:	RDMA/atomic target R_Key
  * @inv_rkey:	SEND_WITH_INV: R_Key the responder invalidates
  * @imm:	immediate data, network order
+ * @dqpn:	UD: destination QP (the address is the glue's, by slot)
+ * @qkey:	UD: the Q_Key asked for (bit 31 set: the QP's own, §10.2.4)
  * @opcode:	enum softrc_wr_opcode
  * @send_flags:	SOFTRC_SEND_*
  */
@@ -176,6 +181,8 @@ struct softrc_send_wr {
 	u32 rkey;
 	u32 inv_rkey;
 	__be32 imm;
+	u32 dqpn;
+	u32 qkey;
 	u8 opcode;
 	u8 send_flags;
 };
@@ -296,6 +303,7 @@ struct softrc_buf {
 #define SOFTRC_CQE_RECV		BIT(0)	/* receive queue completion */
 #define SOFTRC_CQE_WITH_IMM	BIT(1)
 #define SOFTRC_CQE_WITH_INV	BIT(2)
+#define SOFTRC_CQE_GRH		BIT(3)	/* UD: a GRH fills the first 40 bytes */
 
 /**
  * struct softrc_cqe - one completion handed to ops->complete
@@ -307,6 +315,7 @@ struct softrc_buf {
  * @byte_len:	bytes transferred (received for RECV)
  * @imm:	immediate data, network order
  * @inv_rkey:	invalidated R_Key (SEND_WITH_INV)
+ * @src_qp:	UD receive: the sender's QP (DETH)
  */
 struct softrc_cqe {
 	u64 wr_id;
@@ -317,7 +326,11 @@ struct softrc_cqe {
 	u32 byte_len;
 	__be32 imm;
 	u32 inv_rkey;
+	u32 src_qp;
 };
+
+/* Bytes of the GRH slot at the start of every UD receive buffer. */
+#define SOFTRC_GRH_BYTES	40
 
 enum softrc_timer_id {
 	SOFTRC_TIMER_RETRY,	/* local ACK timeout */
@@ -341,6 +354,10 @@ enum softrc_timer_id {
  *		releases with exactly one ops->key_put; else a remote access
  *		error and no pin.
  * @key_put:	release a pin ops->mr_check returned.
+ * @place_grh:	UD: write the received packet @rx's network header as
+ *		the 40-byte GRH to @dst (a RECV_WQE at offset 0): an IPv6
+ *		header whole, an IPv4 header in the last 20 bytes; 0, or
+ *		SOFTRC_E_MEM.
  * @place:	copy @dst->len bytes of the received packet @rx, starting at
  *		byte @pkt_off from its BTH, to @dst; 0, or SOFTRC_E_MEM if the
  *		memory is no longer valid (the engine fails the message).
@@ -367,6 +384,7 @@ struct softrc_core_ops {
 	void (*key_put)(void *ctx, void *pin);
 	int (*place)(void *ctx, const struct softrc_buf *dst, void *rx,
 		     u32 pkt_off);
+	int (*place_grh)(void *ctx, const struct softrc_buf *dst, void *rx);
 	int (*atomic)(void *ctx, void *pin, u64 va, bool cmp_swap,
 		      u64 swap_add, u64 compare, u64 *orig);
 	int (*atomic_result)(void *ctx, u32 slot, u64 orig);
@@ -379,7 +397,11 @@ struct softrc_core_ops {
 
 /**
  * struct softrc_core_attr - QP attributes the engine needs
- * @pmtu:	path MTU in bytes (256, 512, 1024, 2048 or 4096)
+ * @transport:	SOFTRC_OPCODE_RC or SOFTRC_OPCODE_UD (the GSI QP is UD)
+ * @qkey:	UD: the QP's Q_Key, sent when a WR asks for it (bit 31)
+ * @sqpn:	UD: this QP's number, the DETH source QP
+ * @pmtu:	path MTU in bytes (256, 512, 1024, 2048 or 4096); UD: the
+ *		largest message
  * @sq_psn:	first PSN this side sends
  * @rq_psn:	first PSN this side expects
  * @dqpn:	destination QP number
@@ -402,6 +424,9 @@ struct softrc_core_ops {
  *		whatever their length (0 = all enabled)
  */
 struct softrc_core_attr {
+	u8 transport;
+	u32 qkey;
+	u32 sqpn;
 	u32 pmtu;
 	u32 sq_psn;
 	u32 rq_psn;
@@ -473,7 +498,9 @@ struct softrc_core_storage {
 	X(credit_probes)	/* limited-WQE single-packet probes */ \
 	X(local_ops)		/* LOCAL_INV / BIND_MW / REG_MR run */	\
 	X(local_errors)		/* ... of which failed */		\
-	X(mem_errors)		/* memory gone between check and use */
+	X(mem_errors)		/* memory gone between check and use */ \
+	X(ud_drop_no_recv)	/* UD message with no receive WQE posted */ \
+	X(ud_len_errors)	/* UD message larger than its receive WQE */
 
 #define SOFTRC__CNT_FIELD(n) u64 n;
 struct softrc_core_counters {
@@ -655,6 +682,11 @@ struct softrc_core_qp {
 	struct softrc_resp resp;
 	struct softrc_core_counters cnt;
 };
+
+/* ud.c: the UD transport (one packet per message, no ACK) */
+u32 softrc_ud_tx(struct softrc_core_qp *qp, u32 budget);
+void softrc_ud_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
+		  void *rx);
 
 /* qp.c */
 int softrc_core_qp_init(struct softrc_core_qp *qp,

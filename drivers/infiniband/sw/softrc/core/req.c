@@ -467,7 +467,11 @@ static bool (*const softrc_req_step[SOFTRC_REQ_NR])(struct softrc_core_qp *,
  */
 u32 softrc_core_tx(struct softrc_core_qp *qp, u64 now, u32 budget)
 {
-	u32 n = softrc_core_tx_resp(qp, budget - budget / 2);
+	u32 n;
+
+	if (qp->attr.transport == SOFTRC_OPCODE_UD)
+		return qp->state == SOFTRC_QPS_ERROR ? 0 : softrc_ud_tx(qp, budget);
+	n = softrc_core_tx_resp(qp, budget - budget / 2);
 
 	while (n < budget && softrc_req_step[qp->req.state](qp, now))
 		n++;
