@@ -17,7 +17,9 @@
  * dropped), its timers, and the transmit path of net.c.
  */
 #include <linux/highmem.h>
+#include <linux/ipv6.h>
 #include <linux/skbuff.h>
+#include <net/ip.h>
 
 #include "qp.h"
 #include "net.h"
@@ -329,6 +331,40 @@ static void softrc_glue_key_put(void *ctx, void *pin)
 	softrc_pin_put(pin);
 }
 
+/*
+ * UD: the receive buffer's 40-byte GRH slot holds the IP header the
+ * packet came with (IPv6 whole; IPv4 in the last 20 bytes, as RoCEv2
+ * defines it), which ib_init_ah_attr_from_wc() and
+ * ibv_create_ah_from_wc() read the peer's address from. The IPv4 checksum
+ * is computed afresh: the consumer verifies it to tell IPv4 from IPv6,
+ * and a packet of the self path never had one.
+ */
+static int softrc_glue_place_grh(void *ctx, const struct softrc_buf *dst,
+				 void *rx)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	struct sk_buff *skb = ((struct softrc_rx *)rx)->skb;
+	struct softrc_rwqe *rw = softrc_qp_rwqe(qp, dst->slot);
+	u8 grh[SOFTRC_GRH_BYTES] = {};
+	struct iphdr *iph;
+
+	if (ip_hdr(skb)->version == 6) {
+		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	} else {
+		iph = (struct iphdr *)(grh + SOFTRC_GRH_BYTES - sizeof(*iph));
+		memcpy(iph, ip_hdr(skb), sizeof(*iph));
+		iph->ihl = sizeof(*iph) >> 2;	/* options are not copied */
+		iph->check = 0;
+		iph->check = ip_fast_csum(iph, iph->ihl);
+	}
+	if (!softrc_glue_sge_io(qp, rw->sge, softrc_qp_rq_pins(qp, dst->slot),
+				rw->num_sge, dst->addr, grh, NULL, 0,
+				SOFTRC_GRH_BYTES, SOFTRC_TO_MR))
+		return 0;
+	softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+	return SOFTRC_E_MEM;
+}
+
 static int softrc_glue_place(void *ctx, const struct softrc_buf *dst,
 			     void *rx, u32 pkt_off)
 {
@@ -468,6 +504,12 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 			e.status = IB_WC_LOC_PROT_ERR;
 		if (qp->rx_se && cqe->status == IB_WC_SUCCESS)
 			e.flags |= SOFTRC_PWC_SOLICITED;
+		if (cqe->flags & SOFTRC_CQE_GRH) {
+			e.flags |= SOFTRC_PWC_GRH;
+			if (qp->rx_ipv6)
+				e.flags |= SOFTRC_PWC_IPV6;
+			e.src_qp = cqe->src_qp;
+		}
 		if (cqe->flags & SOFTRC_CQE_WITH_IMM) {
 			e.flags |= SOFTRC_PWC_IMM;
 			e.ex = (__force u32)cqe->imm;
@@ -516,6 +558,7 @@ const struct softrc_core_ops softrc_glue_ops = {
 	.mr_check = softrc_glue_mr_check,
 	.key_put = softrc_glue_key_put,
 	.place = softrc_glue_place,
+	.place_grh = softrc_glue_place_grh,
 	.atomic = softrc_glue_atomic,
 	.atomic_result = softrc_glue_atomic_result,
 	.invalidate = softrc_glue_invalidate,

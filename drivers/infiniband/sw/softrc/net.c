@@ -41,6 +41,7 @@
 #include <net/route.h>
 #include <net/udp.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_mad.h>
 
 #include "qp.h"
 #include "net.h"
@@ -226,6 +227,23 @@ static bool softrc_pkey_match(u16 a, u16 b)
 }
 
 /*
+ * A UD packet belongs to @qp if its BTH P_Key matches the QP's and its
+ * DETH carries the QP's Q_Key (IBTA Vol 1 §10.2.4; for the GSI QP the
+ * well-known QP1 Q_Key, §13.5.3), from anyone: UD has no peer.
+ */
+static enum softrc_dev_counter softrc_rx_assoc_ud(const struct softrc_qp *qp,
+						  const struct softrc_pkt *pkt)
+{
+	u32 qkey = qp->ibqp.qp_type == IB_QPT_GSI ? IB_QP1_QKEY : qp->attr.qkey;
+
+	if (!softrc_pkey_match(pkt->pkey, qp->core.attr.pkey))
+		return SOFTRC_DEVCNT_rx_drop_pkey;
+	if (pkt->qkey != qkey)
+		return SOFTRC_DEVCNT_rx_drop_qkey;
+	return SOFTRC_DEVCNT_NR;
+}
+
+/*
  * Packet association: an RC packet belongs to @qp only if it was sent
  * from the QP's peer (its AV's destination) to the QP's own address (its
  * source GID) in the QP's IP family, and its BTH P_Key matches the QP's.
@@ -278,15 +296,19 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct sk_buff *skb,
 	spin_lock(&qp->lock);
 	if (!softrc_qp_rx_ok(qp))
 		drop = SOFTRC_DEVCNT_rx_drop_state;
-	else
+	else if (!softrc_qp_is_ud(qp))
 		drop = softrc_rx_assoc(qp, skb, ipv6, bth);
+	else if (!status)
+		drop = softrc_rx_assoc_ud(qp, pkt);
+	else
+		drop = SOFTRC_DEVCNT_NR;	/* malformed: counted below */
 	if (drop != SOFTRC_DEVCNT_NR) {
 		softrc_dev_count(sdev, drop);
 	} else if (status) {
 		if (status < SOFTRC_PARSE_NR)
 			atomic64_inc(&sdev->dp->parse_rej[status]);
 		/* a malformed packet with a valid BTH: the engine may NAK it */
-		if (status > SOFTRC_PARSE_RESV7_SET) {
+		if (status > SOFTRC_PARSE_RESV7_SET && !softrc_qp_is_ud(qp)) {
 			softrc_core_rx_invalid(&qp->core, pkt);
 			softrc_core_rx_flush(&qp->core);
 			softrc_qp_run_tx(qp);
@@ -295,6 +317,7 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct sk_buff *skb,
 		if (softrc_pkt_has(pkt, SOFTRC_OPF_RECV))
 			softrc_qp_rq_refill(qp);
 		qp->rx_se = pkt->se;
+		qp->rx_ipv6 = ipv6;
 		softrc_core_rx(&qp->core, pkt, &rx, softrc_now());
 		qp->rx_se = false;
 		softrc_core_rx_flush(&qp->core);
@@ -342,8 +365,14 @@ static bool softrc_rx_skb(struct softrc_dev *sdev, struct sk_buff *skb)
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_drop_unknown_qp);
 		return false;
 	}
-	status = softrc_parse(bth, skb_headlen(skb) - udp, skb->len - udp,
-			      qp->pmtu, &pkt);
+	/* a UD receiver takes any size up to 4096: its WQE bounds it */
+	if (softrc_qp_is_ud(qp))
+		status = softrc_parse_qp(bth, skb_headlen(skb) - udp,
+					 skb->len - udp, SOFTRC_PMTU_MAX,
+					 SOFTRC_OPCODE_UD, &pkt);
+	else
+		status = softrc_parse(bth, skb_headlen(skb) - udp,
+				      skb->len - udp, qp->pmtu, &pkt);
 	softrc_rx_qp(qp, skb, bth, ipv6, &pkt, status);
 	softrc_qp_put(qp);
 	return !status;
@@ -424,13 +453,13 @@ static void softrc_self_rcv(struct tasklet_struct *t)
 		tasklet_schedule(t);
 }
 
-/* Is @qp's destination this very device (its own source address)? */
-static bool softrc_to_self(const struct softrc_qp *qp)
+/* Is @p's destination this very device (its own source address)? */
+static bool softrc_to_self(const struct softrc_path *p)
 {
-	if (qp->av.ipv6)
-		return !ipv6_addr_any(&qp->av.saddr.v6) &&
-		       ipv6_addr_equal(&qp->av.daddr.v6, &qp->av.saddr.v6);
-	return qp->av.saddr.v4 && qp->av.daddr.v4 == qp->av.saddr.v4;
+	if (p->ipv6)
+		return !ipv6_addr_any(&p->saddr.v6) &&
+		       ipv6_addr_equal(&p->daddr.v6, &p->saddr.v6);
+	return p->saddr.v4 && p->daddr.v4 == p->saddr.v4;
 }
 
 /*
@@ -457,48 +486,58 @@ static void softrc_self_xmit(struct softrc_dev *from, struct softrc_dev *to,
 
 /* ---- transmit -------------------------------------------------------- */
 
-static struct dst_entry *softrc_route4(struct softrc_qp *qp, struct net *net)
+/*
+ * The route of @p, through @cache if set (an RC QP's one path; a UD QP's
+ * destinations change per WR and are looked up each time).
+ */
+static struct dst_entry *softrc_route4(struct softrc_qp *qp,
+				       const struct softrc_path *p,
+				       struct net *net, struct dst_cache *cache)
 {
 	struct flowi4 fl4 = {
 		.flowi4_oif = qp->sdev->ndev->ifindex,
 		.flowi4_proto = IPPROTO_UDP,
-		.flowi4_tos = RT_TOS(qp->av.tos),
-		.daddr = qp->av.daddr.v4,
-		.saddr = qp->av.saddr.v4,
+		.flowi4_tos = RT_TOS(p->tos),
+		.daddr = p->daddr.v4,
+		.saddr = p->saddr.v4,
 	};
 	struct rtable *rt;
 	__be32 saddr;
 
-	rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
+	rt = cache ? dst_cache_get_ip4(cache, &saddr) : NULL;
 	if (rt)
 		return &rt->dst;
 	rt = ip_route_output_key(net, &fl4);
 	if (IS_ERR(rt))
 		return NULL;
-	dst_cache_set_ip4(&qp->dst_cache, &rt->dst, fl4.saddr);
+	if (cache)
+		dst_cache_set_ip4(cache, &rt->dst, fl4.saddr);
 	return &rt->dst;
 }
 
-static struct dst_entry *softrc_route6(struct softrc_qp *qp, struct net *net,
-				       struct sock *sk)
+static struct dst_entry *softrc_route6(struct softrc_qp *qp,
+				       const struct softrc_path *p,
+				       struct net *net, struct sock *sk,
+				       struct dst_cache *cache)
 {
 #if IS_ENABLED(CONFIG_IPV6)
 	struct flowi6 fl6 = {
 		.flowi6_oif = qp->sdev->ndev->ifindex,
 		.flowi6_proto = IPPROTO_UDP,
-		.daddr = qp->av.daddr.v6,
-		.saddr = qp->av.saddr.v6,
+		.daddr = p->daddr.v6,
+		.saddr = p->saddr.v6,
 	};
 	struct dst_entry *dst;
 	struct in6_addr saddr;
 
-	dst = dst_cache_get_ip6(&qp->dst_cache, &saddr);
+	dst = cache ? dst_cache_get_ip6(cache, &saddr) : NULL;
 	if (dst)
 		return dst;
 	dst = ip6_dst_lookup_flow(net, sk, &fl6, NULL);
 	if (IS_ERR(dst))
 		return NULL;
-	dst_cache_set_ip6(&qp->dst_cache, dst, &fl6.saddr);
+	if (cache)
+		dst_cache_set_ip6(cache, dst, &fl6.saddr);
 	return dst;
 #else
 	return NULL;
@@ -506,33 +545,34 @@ static struct dst_entry *softrc_route6(struct softrc_qp *qp, struct net *net,
 }
 
 /* The UDP header; @len: UDP length (header through ICRC). */
-static void softrc_push_udp(struct softrc_qp *qp, struct sk_buff *skb, u32 len)
+static void softrc_push_udp(const struct softrc_path *p, struct sk_buff *skb,
+			    u32 len)
 {
 	struct udphdr *uh = skb_push(skb, sizeof(*uh));
 
 	skb_reset_transport_header(skb);
-	uh->source = htons(qp->sport);
+	uh->source = htons(p->sport);
 	uh->dest = htons(SOFTRC_UDP_PORT);
 	uh->len = htons(len);
 	uh->check = 0;
 }
 
-static void softrc_push_ip4(struct softrc_qp *qp, struct sk_buff *skb,
-			    u32 l4len)
+static void softrc_push_ip4(struct softrc_qp *qp, const struct softrc_path *p,
+			    struct sk_buff *skb, u32 l4len)
 {
 	struct iphdr *iph = skb_push(skb, sizeof(*iph));
 
 	skb_reset_network_header(skb);
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = qp->av.tos;
+	iph->tos = p->tos;
 	iph->tot_len = htons(sizeof(*iph) + l4len);
 	iph->frag_off = htons(IP_DF);
-	iph->ttl = qp->av.ttl;
+	iph->ttl = p->ttl;
 	iph->protocol = IPPROTO_UDP;
 	iph->check = 0;
-	iph->saddr = qp->av.saddr.v4;
-	iph->daddr = qp->av.daddr.v4;
+	iph->saddr = p->saddr.v4;
+	iph->daddr = p->daddr.v4;
 	/*
 	 * Before the ICRC: the IPv4 ID is not masked by it. Consecutive per
 	 * QP, as a connected socket's: a batch's segments get head's ID + i.
@@ -542,18 +582,18 @@ static void softrc_push_ip4(struct softrc_qp *qp, struct sk_buff *skb,
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 }
 
-static void softrc_push_ip6(struct softrc_qp *qp, struct sk_buff *skb,
+static void softrc_push_ip6(const struct softrc_path *p, struct sk_buff *skb,
 			    u32 l4len)
 {
 	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
 
 	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, qp->av.tos, htonl(qp->av.flow_label));
+	ip6_flow_hdr(ip6h, p->tos, htonl(p->flow_label));
 	ip6h->payload_len = htons(l4len);
 	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = qp->av.ttl;
-	ip6h->saddr = qp->av.saddr.v6;
-	ip6h->daddr = qp->av.daddr.v6;
+	ip6h->hop_limit = p->ttl;
+	ip6h->saddr = p->saddr.v6;
+	ip6h->daddr = p->daddr.v6;
 	skb->protocol = htons(ETH_P_IPV6);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 }
@@ -566,11 +606,12 @@ static void softrc_push_ip6(struct softrc_qp *qp, struct sk_buff *skb,
  * more bytes. The lengths in the IP and UDP headers already count the
  * payload, pad and ICRC, however they are added later.
  */
-static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp, struct net *net,
+static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp,
+				       const struct softrc_path *p,
 				       struct net_device *odev,
 				       const struct softrc_pkt *pkt, u32 room)
 {
-	u32 l3 = qp->av.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	u32 l3 = p->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	u32 head = LL_RESERVED_SPACE(odev) + l3 + sizeof(struct udphdr);
 	u32 plen = pkt->payload_len;
 	struct sk_buff *skb;
@@ -584,11 +625,11 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp, struct net *net,
 	skb_put(skb, l4len);
 	l4len += sizeof(struct udphdr) + plen + softrc_padcnt(plen) +
 		 SOFTRC_ICRC_BYTES;
-	softrc_push_udp(qp, skb, l4len);
-	if (qp->av.ipv6)
-		softrc_push_ip6(qp, skb, l4len);
+	softrc_push_udp(p, skb, l4len);
+	if (p->ipv6)
+		softrc_push_ip6(p, skb, l4len);
 	else
-		softrc_push_ip4(qp, skb, l4len);
+		softrc_push_ip4(qp, p, skb, l4len);
 	return skb;
 }
 
@@ -596,31 +637,33 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp, struct net *net,
  * ICRC register over the linear part of a TX skb (IP header at
  * skb->data), less its last @skip bytes (an ICRC slot already there).
  */
-static u32 softrc_skb_icrc(struct softrc_qp *qp, struct sk_buff *skb, u32 skip)
+static u32 softrc_skb_icrc(const struct softrc_path *p, struct sk_buff *skb,
+			   u32 skip)
 {
-	u32 l3 = qp->av.ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	u32 l3 = p->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	u32 hoff = l3 + sizeof(struct udphdr) + SOFTRC_BTH_BYTES;
 
-	return softrc_net_crc(softrc_icrc_begin(skb->data, qp->av.ipv6),
+	return softrc_net_crc(softrc_icrc_begin(skb->data, p->ipv6),
 			      skb->data + hoff, skb_headlen(skb) - hoff - skip);
 }
 
 /* Payload copied into the head: small packets, kernel memory, fallback. */
-static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
+static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp,
+				       const struct softrc_path *p,
 				       struct net_device *odev,
 				       const struct softrc_pkt *pkt,
 				       const struct softrc_buf *payload)
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
 	struct sk_buff *skb;
-	u8 *p;
+	u8 *t;
 
-	skb = softrc_skb_hdrs(qp, net, odev, pkt, plen + pad + SOFTRC_ICRC_BYTES);
+	skb = softrc_skb_hdrs(qp, p, odev, pkt, plen + pad + SOFTRC_ICRC_BYTES);
 	if (!skb)
 		return NULL;
 	if (plen) {
-		p = skb_put(skb, plen);
-		if (softrc_glue_fill(qp, payload, p)) {
+		t = skb_put(skb, plen);
+		if (softrc_glue_fill(qp, payload, t)) {
 			/* never zeros with a valid ICRC: the engine fails it */
 			kfree_skb(skb);
 			return ERR_PTR(-EFAULT);
@@ -628,8 +671,8 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
 	}
 	if (pad)
 		memset(skb_put(skb, pad), 0, pad);
-	p = skb_put(skb, SOFTRC_ICRC_BYTES);
-	softrc_icrc_put(p, softrc_icrc_final(softrc_skb_icrc(qp, skb,
+	t = skb_put(skb, SOFTRC_ICRC_BYTES);
+	softrc_icrc_put(t, softrc_icrc_final(softrc_skb_icrc(p, skb,
 							     SOFTRC_ICRC_BYTES)));
 	return skb;
 }
@@ -641,7 +684,8 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp, struct net *net,
  * fragment of the QP's trailer page. NULL: use softrc_skb_copy;
  * ERR_PTR(-EFAULT): the payload's memory is gone.
  */
-static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
+static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
+					const struct softrc_path *p,
 					struct net_device *odev,
 					const struct softrc_pkt *pkt,
 					const struct softrc_buf *payload)
@@ -656,10 +700,10 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
 
 	if (!skb_page_frag_refill(8, pf, GFP_ATOMIC))
 		return NULL;
-	skb = softrc_skb_hdrs(qp, net, odev, pkt, 0);
+	skb = softrc_skb_hdrs(qp, p, odev, pkt, 0);
 	if (!skb)
 		return NULL;
-	crc = softrc_skb_icrc(qp, skb, 0);
+	crc = softrc_skb_icrc(p, skb, 0);
 	err = softrc_glue_frags(qp, payload, skb, &crc);
 	if (err) {
 		kfree_skb(skb);
@@ -684,7 +728,8 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp, struct net *net,
  * NULL if out of memory, ERR_PTR(-EFAULT) if the payload's memory went
  * away since it was checked (deregistered, invalidated).
  */
-static struct sk_buff *softrc_skb_build(struct softrc_qp *qp, struct net *net,
+static struct sk_buff *softrc_skb_build(struct softrc_qp *qp,
+					const struct softrc_path *p,
 					struct net_device *odev,
 					const struct softrc_pkt *pkt,
 					const struct softrc_buf *payload)
@@ -692,9 +737,9 @@ static struct sk_buff *softrc_skb_build(struct softrc_qp *qp, struct net *net,
 	struct sk_buff *skb = NULL;
 
 	if (pkt->payload_len >= SOFTRC_FRAG_MIN && softrc_glue_can_frag(qp, payload))
-		skb = softrc_skb_frags(qp, net, odev, pkt, payload);
+		skb = softrc_skb_frags(qp, p, odev, pkt, payload);
 	if (!skb)
-		skb = softrc_skb_copy(qp, net, odev, pkt, payload);
+		skb = softrc_skb_copy(qp, p, odev, pkt, payload);
 	if (IS_ERR(skb))
 		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_mem_errors);
 	else if (!skb)
@@ -703,23 +748,23 @@ static struct sk_buff *softrc_skb_build(struct softrc_qp *qp, struct net *net,
 }
 
 /*
- * Did routing send @qp's packets to a local address (through `lo`)? Then
+ * Did routing send packets on @p to a local address (through `lo`)? Then
  * they go straight to the softrc device of this namespace that owns it,
  * which drops whatever does arrive over `lo` (softrc_rx_loopback).
  */
-static bool softrc_route_local(const struct softrc_qp *qp,
+static bool softrc_route_local(const struct softrc_path *p,
 			       struct dst_entry *dst)
 {
 #if IS_ENABLED(CONFIG_IPV6)
-	if (qp->av.ipv6)
+	if (p->ipv6)
 		return ((struct rt6_info *)dst)->rt6i_flags & RTF_LOCAL;
 #endif
 	return ((struct rtable *)dst)->rt_type == RTN_LOCAL;
 }
 
 /* Build @pkt of @qp and queue it to the local device owning its daddr. */
-static int softrc_local_xmit(struct softrc_qp *qp, struct net *net,
-			     const struct softrc_pkt *pkt,
+static int softrc_local_xmit(struct softrc_qp *qp, const struct softrc_path *p,
+			     struct net *net, const struct softrc_pkt *pkt,
 			     const struct softrc_buf *payload)
 {
 	struct softrc_dev *sdev = qp->sdev, *to = sdev;
@@ -728,17 +773,17 @@ static int softrc_local_xmit(struct softrc_qp *qp, struct net *net,
 	int err = 0;
 
 	rcu_read_lock();
-	if (!softrc_to_self(qp)) {
-		if (qp->av.ipv6)
-			daddr = qp->av.daddr.v6;
+	if (!softrc_to_self(p)) {
+		if (p->ipv6)
+			daddr = p->daddr.v6;
 		else
-			daddr.s6_addr32[3] = qp->av.daddr.v4;
-		to = softrc_addr_dev(sdev->dp->snet, net, qp->av.ipv6, &daddr);
+			daddr.s6_addr32[3] = p->daddr.v4;
+		to = softrc_addr_dev(sdev->dp->snet, net, p->ipv6, &daddr);
 	}
 	if (!to) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
 	} else {
-		skb = softrc_skb_build(qp, net, to->ndev, pkt, payload);
+		skb = softrc_skb_build(qp, p, to->ndev, pkt, payload);
 		if (IS_ERR(skb))
 			err = PTR_ERR(skb);
 		else if (skb)
@@ -775,10 +820,9 @@ static bool softrc_batch_enable = true;
 module_param_named(tx_batch, softrc_batch_enable, bool, 0644);
 MODULE_PARM_DESC(tx_batch, "send a QP's consecutive packets as one GSO skb");
 
-static int softrc_ip_out(struct softrc_qp *qp, struct net *net,
-			 struct sock *sk, struct sk_buff *skb)
+static int softrc_ip_out(struct net *net, struct sock *sk, struct sk_buff *skb)
 {
-	if (qp->av.ipv6)
+	if (skb->protocol == htons(ETH_P_IPV6))
 		return ip6_local_out(net, sk, skb);
 	return ip_local_out(net, sk, skb);
 }
@@ -814,7 +858,7 @@ void softrc_net_flush(struct softrc_qp *qp)
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_batches);
 	}
-	err = softrc_ip_out(qp, dev_net(qp->sdev->ndev), b->sk, skb);
+	err = softrc_ip_out(dev_net(qp->sdev->ndev), b->sk, skb);
 	if (unlikely(net_xmit_eval(err)))
 		atomic64_add(segs, &qp->sdev->dp->cnt[SOFTRC_DEVCNT_tx_drop_xmit]);
 }
@@ -867,29 +911,35 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	struct softrc_dev *sdev = qp->sdev;
 	struct softrc_net *snet = sdev->dp->snet;
 	struct net *net = dev_net(sdev->ndev);
+	bool ud = softrc_qp_is_ud(qp);
+	const struct softrc_path *p;
+	struct dst_cache *cache;
 	struct socket *sock;
 	struct sk_buff *skb;
 	struct dst_entry *dst;
 
 	lockdep_assert_held(&qp->lock);
-	if (softrc_to_self(qp))
-		return softrc_local_xmit(qp, net, pkt, payload);
-	sock = qp->av.ipv6 ? READ_ONCE(snet->sock6) : READ_ONCE(snet->sock4);
+	/* a UD message goes where its WR's address handle said (at post) */
+	p = ud ? &qp->sqs[payload->slot].local.ud : &qp->av;
+	cache = ud ? NULL : &qp->dst_cache;
+	if (softrc_to_self(p))
+		return softrc_local_xmit(qp, p, net, pkt, payload);
+	sock = p->ipv6 ? READ_ONCE(snet->sock6) : READ_ONCE(snet->sock4);
 	if (!sock) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
 		return 0;
 	}
-	dst = qp->av.ipv6 ? softrc_route6(qp, net, sock->sk) :
-			    softrc_route4(qp, net);
+	dst = p->ipv6 ? softrc_route6(qp, p, net, sock->sk, cache) :
+			softrc_route4(qp, p, net, cache);
 	if (!dst) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
 		return 0;
 	}
-	if (softrc_route_local(qp, dst)) {
+	if (softrc_route_local(p, dst)) {
 		dst_release(dst);
-		return softrc_local_xmit(qp, net, pkt, payload);
+		return softrc_local_xmit(qp, p, net, pkt, payload);
 	}
-	skb = softrc_skb_build(qp, net, dst->dev, pkt, payload);
+	skb = softrc_skb_build(qp, p, dst->dev, pkt, payload);
 	if (IS_ERR_OR_NULL(skb)) {
 		dst_release(dst);
 		/* a gap in the IPv4 IDs: the batch so far leaves alone */
@@ -898,6 +948,12 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	}
 	skb->ip_summed = CHECKSUM_NONE;
 	softrc_batch_add(qp, skb, dst, sock->sk);
+	/*
+	 * A batch takes its head's neighbour: datagrams to different hosts
+	 * may share a route, so each leaves on its own.
+	 */
+	if (ud)
+		softrc_net_flush(qp);
 	return 0;
 }
 

@@ -33,6 +33,7 @@
 	X(rx_drop_state)	/* QP in RESET or INIT */		\
 	X(rx_drop_addr)		/* IP addresses not the QP's path */	\
 	X(rx_drop_pkey)		/* BTH P_Key does not match the QP's */	\
+	X(rx_drop_qkey)		/* UD: DETH Q_Key is not the QP's */	\
 	X(rx_drop_loopback)	/* arrived over a loopback netdev */	\
 	X(tx_drop_route)	/* no route to the destination */	\
 	X(tx_drop_alloc)	/* skb allocation failed */		\

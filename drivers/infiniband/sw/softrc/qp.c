@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * RC queue pairs: create/modify/query/destroy with the IBTA state machine,
- * the QPN table, and the posting paths (kernel WR lists, the user SQ/RQ
- * rings of the rxe ABI, SRQs) that feed the protocol engine.
+ * Queue pairs: create/modify/query/destroy with the IBTA state machine of
+ * each type (RC, UD, and the GSI QP: UD at the alias QPN 1, one per
+ * device, kernel only), the QPN table, and the posting paths (kernel WR
+ * lists, the user SQ/RQ rings of the rxe ABI, SRQs) that feed the
+ * protocol engine.
  *
  * Context: the verbs run in process context and may sleep, except under
  * qp->lock. softrc_qp_rq_refill, softrc_qp_run_tx and softrc_qp_push_wc
@@ -29,6 +31,7 @@
 #include "mr.h"
 #include "cq.h"
 #include "srq.h"
+#include "ah.h"
 
 #define SOFTRC_QPN_MIN		2	/* QPN 0 and 1 are reserved */
 #define SOFTRC_QPN_MAX		0xffffff
@@ -105,6 +108,13 @@ static int softrc_qp_post_one(struct softrc_qp *qp,
 		.port_num = 1,
 	};
 
+	if (e->flags & SOFTRC_PWC_GRH) {
+		/* what ib_init_ah_attr_from_wc() needs to answer (ib_cm) */
+		wc.wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc.network_hdr_type = e->flags & SOFTRC_PWC_IPV6 ?
+				      RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+		wc.src_qp = e->src_qp;
+	}
 	if (e->flags & SOFTRC_PWC_IMM) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
 		wc.ex.imm_data = (__force __be32)e->ex;
@@ -513,9 +523,13 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  * @inv_rkey:	LOCAL_INV: R_Key to invalidate
  * @bind:	BIND_MW: the request (user QPs only)
  * @reg:	IB_WR_REG_MR: MR, key and access (kernel QPs only)
+ * @ah:		UD: the destination's address handle (kernel WR), or
+ * @ah_num:	UD: its number (user WQE; found and checked at post)
  */
 struct softrc_swr {
 	struct softrc_send_wr wr;
+	struct softrc_ah *ah;
+	u32 ah_num;
 	const struct ib_sge *sge;
 	const void *inline_data;
 	u32 num_sge;
@@ -526,8 +540,10 @@ struct softrc_swr {
 	struct softrc_reg_req reg;
 };
 
-static bool softrc_wr_opcode_ok(u32 opcode)
+static bool softrc_wr_opcode_ok(const struct softrc_qp *qp, u32 opcode)
 {
+	if (softrc_qp_is_ud(qp))
+		return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM;
 	switch (opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
@@ -577,6 +593,55 @@ static bool softrc_wr_is_inline_op(u32 opcode)
 }
 
 /*
+ * A UD WR's destination, resolved into s->wr and the shadow of the next
+ * SQ slot: the address handle's path, copied at post (the AH may be
+ * destroyed while the WR is queued); the AH must be of the QP's PD. A user
+ * WQE names its AH by number only: the address vector librxe also copies into
+ * the WQE is the user's to forge, so it is never read.
+ * Return: 0, or -EINVAL (no such AH, another PD's).
+ */
+static int softrc_swr_ud_dest(struct softrc_qp *qp, struct softrc_swr *s)
+{
+	struct softrc_core_qp *c = &qp->core;
+	struct softrc_path *p = &qp->sqs[c->req.tail & (qp->sq_depth - 1)].local.ud;
+	struct softrc_dev *sdev = qp->sdev;
+	const struct softrc_av *av;
+	struct softrc_ah *ah;
+	unsigned long flags;
+	int err = 0;
+
+	xa_lock_irqsave(&sdev->ah_xa, flags);
+	ah = s->ah;
+	if (!ah && s->ah_num)
+		ah = xa_load(&sdev->ah_xa, s->ah_num);
+	if (!ah || ah->ibah.pd != qp->ibqp.pd) {
+		err = -EINVAL;
+		goto out;
+	}
+	av = &ah->av;
+	memset(p, 0, sizeof(*p));
+	p->ipv6 = av->net_type == SOFTRC_NET_IPV6;
+	if (p->ipv6) {
+		p->saddr.v6 = av->saddr.v6;
+		p->daddr.v6 = av->daddr.v6;
+	} else {
+		p->saddr.v4 = av->saddr.v4.s_addr;
+		p->daddr.v4 = av->daddr.v4.s_addr;
+	}
+	p->tos = av->tclass;
+	p->ttl = av->hop_limit ? av->hop_limit : 64;
+	p->flow_label = av->flow_label;
+	p->sport = rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
+				      s->wr.dqpn);
+out:
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
+	/* QP1 sends with the QP1 Q_Key whatever the WR says (§13.5.3) */
+	if (qp->ibqp.qp_type == IB_QPT_GSI)
+		s->wr.qkey = IB_QP1_QKEY;
+	return err;
+}
+
+/*
  * Check a send WR against the QP's limits and the memory it names, and
  * pin its SGEs' MRs into @pins. Return: 0, or the completion status of a
  * bad WR (nothing pinned).
@@ -587,7 +652,9 @@ static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s,
 	u32 op = s->opcode;
 	s64 len;
 
-	if (!softrc_wr_opcode_ok(op))
+	if (!softrc_wr_opcode_ok(qp, op))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (softrc_qp_is_ud(qp) && softrc_swr_ud_dest(qp, s))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (op == IB_WR_LOCAL_INV || op == IB_WR_BIND_MW || op == IB_WR_REG_MR) {
 		/* local: no data; BIND_MW from users, REG_MR from ULPs only */
@@ -738,7 +805,8 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 	return 0;
 }
 
-static void softrc_swr_from_ib(struct softrc_swr *s, const struct ib_send_wr *wr)
+static void softrc_swr_from_ib(struct softrc_qp *qp, struct softrc_swr *s,
+			       const struct ib_send_wr *wr)
 {
 	memset(s, 0, sizeof(*s));
 	s->wr.wr_id = wr->wr_id;
@@ -770,6 +838,11 @@ static void softrc_swr_from_ib(struct softrc_swr *s, const struct ib_send_wr *wr
 		s->wr.inv_rkey = wr->ex.invalidate_rkey;
 	if (wr->opcode == IB_WR_LOCAL_INV)
 		s->inv_rkey = wr->ex.invalidate_rkey;
+	if (softrc_qp_is_ud(qp)) {
+		s->ah = to_sah(ud_wr(wr)->ah);
+		s->wr.dqpn = ud_wr(wr)->remote_qpn & SOFTRC_PSN_MASK;
+		s->wr.qkey = ud_wr(wr)->remote_qkey;
+	}
 	if (wr->opcode == IB_WR_REG_MR) {
 		s->reg.mr = reg_wr(wr)->mr;
 		s->reg.key = reg_wr(wr)->key;
@@ -803,7 +876,7 @@ static int softrc_post_send_kernel(struct softrc_qp *qp,
 	int err = 0;
 
 	for (; wr; wr = wr->next) {
-		softrc_swr_from_ib(&s, wr);
+		softrc_swr_from_ib(qp, &s, wr);
 		if (qp->state == IB_QPS_ERR) {
 			softrc_qp_push_send_err(qp, wr->wr_id,
 						softrc_wc_opcode(wr->opcode),
@@ -854,6 +927,11 @@ static void softrc_swr_from_user(struct softrc_qp *qp, struct softrc_swr *s,
 		s->wr.remote_addr = u->wr.wr.rdma.remote_addr;
 		s->wr.rkey = u->wr.wr.rdma.rkey;
 		break;
+	}
+	if (softrc_qp_is_ud(qp)) {
+		s->ah_num = u->wr.wr.ud.ah_num;
+		s->wr.dqpn = u->wr.wr.ud.remote_qpn & SOFTRC_PSN_MASK;
+		s->wr.qkey = u->wr.wr.ud.remote_qkey;
 	}
 	s->wr.imm = u->wr.ex.imm_data;
 	if (s->opcode == IB_WR_SEND_WITH_INV)
@@ -1031,7 +1109,11 @@ static u8 softrc_qp_remote_deny(const struct softrc_qp *qp)
  */
 static int softrc_qp_core_reset(struct softrc_qp *qp)
 {
+	bool ud = softrc_qp_is_ud(qp);
 	struct softrc_core_attr ca = {
+		.transport = ud ? SOFTRC_OPCODE_UD : SOFTRC_OPCODE_RC,
+		.qkey = qp->attr.qkey,
+		.sqpn = qp->ibqp.qp_num,
 		.pmtu = qp->pmtu,
 		.sq_psn = qp->attr.sq_psn,
 		.rq_psn = qp->attr.rq_psn,
@@ -1070,7 +1152,11 @@ static void softrc_qp_core_apply(struct softrc_qp *qp, int mask,
 	struct softrc_core_qp *c = &qp->core;
 
 	lockdep_assert_held(&qp->lock);
+	/* UD: messages up to the port's MTU, as it is now */
+	if (softrc_qp_is_ud(qp))
+		qp->pmtu = softrc_port_pmtu(qp->sdev);
 	c->attr.pmtu = qp->pmtu;
+	c->attr.qkey = qp->attr.qkey;
 	c->attr.dqpn = qp->attr.dest_qp_num;
 	c->attr.timeout = qp->attr.timeout;
 	c->attr.retry_cnt = qp->attr.retry_cnt;
@@ -1140,10 +1226,18 @@ static int softrc_path_from_ah(struct softrc_qp *qp,
 	return 0;
 }
 
-/* Every attribute in @mask within its range; -EINVAL otherwise. */
+/*
+ * Every attribute in @mask within its range; -EINVAL otherwise. A Q_Key
+ * with bit 31 set is a controlled one (IBTA Vol 1 §10.2.4): only a
+ * privileged consumer may give it to a QP (QP1's is one), -EPERM.
+ */
 static int softrc_qp_check_attr(struct softrc_qp *qp,
-				const struct ib_qp_attr *attr, int mask)
+				const struct ib_qp_attr *attr, int mask,
+				struct ib_udata *udata)
 {
+	if ((mask & IB_QP_QKEY) && (attr->qkey & BIT(31)) && udata &&
+	    !capable(CAP_NET_RAW))
+		return -EPERM;
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
 		return -EINVAL;
 	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
@@ -1213,6 +1307,8 @@ static void softrc_qp_save_attr(struct softrc_qp *qp,
 		a->pkey_index = attr->pkey_index;
 	if (mask & IB_QP_PORT)
 		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		a->en_sqd_async_notify = attr->en_sqd_async_notify;
 	if (mask & IB_QP_AV)
@@ -1258,7 +1354,7 @@ int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
 		return -EOPNOTSUPP;
-	err = softrc_qp_check_attr(qp, attr, mask);
+	err = softrc_qp_check_attr(qp, attr, mask, udata);
 	if (err)
 		return err;
 	if (mask & IB_QP_AV) {
@@ -1270,7 +1366,8 @@ int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	spin_lock_bh(&qp->lock);
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
 	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	if (cur != qp->state || !ib_modify_qp_is_ok(cur, new, IB_QPT_RC, mask)) {
+	if (cur != qp->state ||
+	    !ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -1284,9 +1381,9 @@ int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		dst_cache_reset(&qp->dst_cache);
 	}
 	if (mask & (IB_QP_AV | IB_QP_DEST_QPN))
-		qp->sport = rdma_get_udp_sport(qp->av.flow_label,
-					       qp->ibqp.qp_num,
-					       qp->attr.dest_qp_num);
+		qp->av.sport = rdma_get_udp_sport(qp->av.flow_label,
+						  qp->ibqp.qp_num,
+						  qp->attr.dest_qp_num);
 	softrc_qp_transition(qp, mask, new);
 	softrc_qp_run_tx(qp);
 out:
@@ -1319,7 +1416,7 @@ int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->srq = ibqp->srq;
-	init->qp_type = IB_QPT_RC;
+	init->qp_type = ibqp->qp_type;
 	init->sq_sig_type = qp->sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	init->cap = attr->cap;
 	init->port_num = 1;
@@ -1328,12 +1425,23 @@ int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 /* ---- create / destroy ----------------------------------------------- */
 
-static int softrc_qp_check_init(struct ib_qp_init_attr *init)
+static int softrc_qp_check_init(struct ib_qp_init_attr *init,
+				struct ib_udata *udata)
 {
 	struct ib_qp_cap *cap = &init->cap;
 
-	if (init->qp_type != IB_QPT_RC)
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		/* the MAD layer's, on our one port */
+		if (udata || (init->port_num && init->port_num != 1))
+			return -EINVAL;
+		break;
+	default:
 		return -EOPNOTSUPP;
+	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
@@ -1509,7 +1617,7 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int err;
 
-	err = softrc_qp_check_init(init);
+	err = softrc_qp_check_init(init, udata);
 	if (err)
 		return err;
 	if (!softrc_count_get(&sdev->num_qp, sdev->caps.max_qp))
@@ -1522,6 +1630,8 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->pmtu = ib_mtu_enum_to_int(IB_MTU_1024);
 	qp->attr.path_mtu = IB_MTU_1024;
+	if (softrc_qp_is_ud(qp))
+		qp->pmtu = softrc_port_pmtu(sdev);
 	qp->attr.port_num = 1;
 	spin_lock_init(&qp->lock);
 	qp->tx_ip_id = get_random_u32();
@@ -1548,9 +1658,15 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_free;
 
-	err = xa_alloc_cyclic(&sdev->dp->qp_xa, &qpn, NULL,
-			      XA_LIMIT(SOFTRC_QPN_MIN, SOFTRC_QPN_MAX),
-			      &sdev->dp->qp_next, GFP_KERNEL);
+	/* a reserved (NULL) entry until the QP is built; QP1 is the alias */
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = 1;
+		err = xa_insert(&sdev->dp->qp_xa, qpn, NULL, GFP_KERNEL);
+	} else {
+		err = xa_alloc_cyclic(&sdev->dp->qp_xa, &qpn, NULL,
+				      XA_LIMIT(SOFTRC_QPN_MIN, SOFTRC_QPN_MAX),
+				      &sdev->dp->qp_next, GFP_KERNEL);
+	}
 	if (err < 0)
 		goto err_free;
 	ibqp->qp_num = qpn;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * RC queue pairs: the verbs object around the protocol engine.
+ * Queue pairs (RC, UD and the GSI QP): the verbs object around the
+ * protocol engine.
  *
  * Context: the verbs (create/modify/query/destroy, post_send/post_recv)
  * run in process context; the same QP is driven from softirq by the
@@ -43,6 +44,7 @@ struct softrc_srq;
  * @tos:	IPv4 TOS / IPv6 traffic class
  * @ttl:	IPv4 TTL / IPv6 hop limit
  * @flow_label:	IPv6 flow label, also the UDP source port hash input
+ * @sport:	UDP source port
  */
 struct softrc_path {
 	bool ipv6;
@@ -53,6 +55,7 @@ struct softrc_path {
 	u8 tos;
 	u8 ttl;
 	u32 flow_label;
+	u16 sport;
 };
 
 /**
@@ -83,7 +86,8 @@ struct softrc_reg_req {
  * @local:	a local WQE's request: LOCAL_INV's R_Key, a BIND_MW or an
  *		IB_WR_REG_MR (the ULP keeps the MR alive until it completes),
  *		executed by softrc_glue_local() in SQ order; or a refused
- *		WR's completion status and IB_WC_* opcode
+ *		WR's completion status and IB_WC_* opcode; or a UD send's
+ *		destination (its address handle's, copied at post)
  */
 struct softrc_sq_shadow {
 	u8 flags;
@@ -98,6 +102,7 @@ struct softrc_sq_shadow {
 			u8 status;
 			u8 wc_opcode;
 		} refused;
+		struct softrc_path ud;
 	} local;
 };
 
@@ -110,6 +115,8 @@ struct softrc_sq_shadow {
 #define SOFTRC_PWC_IMM		BIT(1)
 #define SOFTRC_PWC_INV		BIT(2)
 #define SOFTRC_PWC_SOLICITED	BIT(3)
+#define SOFTRC_PWC_GRH		BIT(4)	/* UD: GRH slot filled, @src_qp valid */
+#define SOFTRC_PWC_IPV6		BIT(5)	/* ... from an IPv6 packet */
 
 /**
  * struct softrc_pwc - a completion queued under the QP lock
@@ -119,11 +126,13 @@ struct softrc_sq_shadow {
  * @status:	enum ib_wc_status
  * @opcode:	enum ib_wc_opcode
  * @flags:	SOFTRC_PWC_*
+ * @src_qp:	UD receive: the sender's QP
  */
 struct softrc_pwc {
 	u64 wr_id;
 	u32 byte_len;
 	u32 ex;
+	u32 src_qp;
 	u8 status;
 	u8 opcode;
 	u8 flags;
@@ -148,7 +157,7 @@ struct softrc_tx_batch {
 };
 
 /**
- * struct softrc_qp - one RC queue pair
+ * struct softrc_qp - one queue pair
  * @ibqp:	the RDMA core's object (allocated by the core)
  * @sdev:	its device
  * @uid:	unique for the module's lifetime, never reused (unlike the
@@ -165,8 +174,7 @@ struct softrc_tx_batch {
  * @cq_lost:	SOFTRC_QP_CQ_LOST: a CQ overrun lost one of our completions;
  *		SOFTRC_QP_CQ_FATAL: the QP was failed for it (once)
  * @attr:	attributes as last set, for query_qp
- * @av:		primary path
- * @sport:	UDP source port
+ * @av:		primary path (RC)
  * @dst_cache:	cached route to @av
  * @pmtu:	path MTU in bytes
  * @core:	the protocol engine's QP
@@ -198,6 +206,7 @@ struct softrc_tx_batch {
  * @pwc_cons:	consumer index (under @comp_lock)
  * @comp_lock:	serializes handing completions to the CQs
  * @rx_se:	the packet being processed has the SE bit (under @lock)
+ * @rx_ipv6:	... and came over IPv6 (under @lock)
  * @timer:	retry and RNR timers (timers.c)
  * @tx_task:	TX continuation after a burst budget
  * @tx_trailer:	page the pad + ICRC of fragment-built packets come from
@@ -220,7 +229,6 @@ struct softrc_qp {
 	unsigned long cq_lost;
 	struct ib_qp_attr attr;
 	struct softrc_path av;
-	u16 sport;
 	struct dst_cache dst_cache;
 	u32 pmtu;
 
@@ -257,6 +265,7 @@ struct softrc_qp {
 	spinlock_t comp_lock;	/* one drainer of @pwc at a time */
 
 	bool rx_se;
+	bool rx_ipv6;
 	struct hrtimer timer[SOFTRC_TIMER_NR];
 	struct tasklet_struct tx_task;
 	struct page_frag tx_trailer;
@@ -267,6 +276,12 @@ struct softrc_qp {
 static inline struct softrc_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct softrc_qp, ibqp);
+}
+
+/* A datagram QP: UD, or the GSI QP (UD on the wire, QPN 1)? */
+static inline bool softrc_qp_is_ud(const struct softrc_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
 static inline struct softrc_rwqe *softrc_qp_rwqe(struct softrc_qp *qp,
