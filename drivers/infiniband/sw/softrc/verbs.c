@@ -10,6 +10,7 @@
 #include <linux/ethtool.h>
 #include <net/addrconf.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_sysfs.h>
 #include <rdma/rdma_user_rxe.h>
 
 #include "softrc.h"
@@ -124,6 +125,47 @@ static enum rdma_link_layer softrc_get_link_layer(struct ib_device *ibdev,
 {
 	return IB_LINK_LAYER_ETHERNET;
 }
+
+/*
+ * ib_device_ops.get_netdev: the port's netdev, with a reference for the
+ * caller; NULL once it is being unregistered. SMC-R finds the netdev of
+ * an RDMA port this way (ksmbd too). @sdev->ndev stays valid while the
+ * device is registered: the RDMA core holds its own reference.
+ */
+static struct net_device *softrc_get_netdev(struct ib_device *ibdev,
+					    u32 port_num)
+{
+	struct softrc_dev *sdev = to_sdev(ibdev);
+	struct net_device *ndev = NULL;
+
+	if (port_num == 1 && !READ_ONCE(sdev->ndev_gone)) {
+		ndev = sdev->ndev;
+		dev_hold(ndev);
+	}
+	return ndev;
+}
+
+/* sysfs `parent`: the netdev's name, as rxe shows it */
+static ssize_t parent_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct softrc_dev *sdev = rdma_device_to_drv_device(device,
+							    struct softrc_dev,
+							    ib_dev);
+
+	return sysfs_emit(buf, "%s\n", netdev_name(sdev->ndev));
+}
+
+static DEVICE_ATTR_RO(parent);
+
+static struct attribute *softrc_dev_attrs[] = {
+	&dev_attr_parent.attr,
+	NULL
+};
+
+static const struct attribute_group softrc_dev_attr_group = {
+	.attrs = softrc_dev_attrs,
+};
 
 static int softrc_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 			     u16 *pkey)
@@ -269,7 +311,9 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.post_send = softrc_post_send,
 	.query_qp = softrc_query_qp,
 	.get_dma_mr = softrc_get_dma_mr_counted,
+	.device_group = &softrc_dev_attr_group,
 	.get_link_layer = softrc_get_link_layer,
+	.get_netdev = softrc_get_netdev,
 	.get_port_immutable = softrc_get_port_immutable,
 	.map_mr_sg = softrc_map_mr_sg,
 	.mmap = softrc_mmap,
