@@ -15,8 +15,10 @@
  *   overrun		a CQ of 1 entry gets several completions of a
  *			self-connected QP: one IB_EVENT_CQ_ERR, one
  *			IB_EVENT_QP_FATAL, the QP in ERROR, no more events
- *   caps QP CQ PD MR SRQ  query_device reports these limits and each is
- *			enforced exactly (ENOMEM past it); queue depths never
+ *   caps QP CQ PD MR SRQ UQP UCQ UPD UMR USRQ  query_device reports the
+ *			first five limits and each is enforced exactly
+ *			(ENOMEM past it), counting the U* objects others
+ *			already hold (rdma resource); queue depths never
  *			exceed max_qp_wr / max_cqe / max_srq_wr
  *   memcg FILE		a big QP is charged to the memory cgroup whose
  *			memory.current is FILE
@@ -453,17 +455,25 @@ static void test_caps(int argc, char **argv)
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 
-	if (argc < 5) {
-		ok(false, "caps: usage: caps QP CQ PD MR SRQ");
+	if (argc < 10) {
+		ok(false, "caps: usage: caps QP CQ PD MR SRQ, then how many of each are in use");
 		return;
 	}
 	qpn = atoi(argv[0]), cqn = atoi(argv[1]), pdn = atoi(argv[2]);
 	mrn = atoi(argv[3]), srqn = atoi(argv[4]);
-	max = qpn > cqn ? qpn : cqn;
 	ok(dattr.max_qp == qpn && dattr.max_cq == cqn && dattr.max_pd == pdn &&
 	   dattr.max_mr == mrn && dattr.max_srq == srqn,
 	   "caps: query_device reports max_qp %d max_cq %d max_pd %d max_mr %d max_srq %d",
 	   dattr.max_qp, dattr.max_cq, dattr.max_pd, dattr.max_mr, dattr.max_srq);
+	/*
+	 * The limits are the device's, not this process's: what others hold
+	 * (the MAD layer's QP1 with its PD and CQ) counts against them too.
+	 */
+	qpn -= atoi(argv[5]), cqn -= atoi(argv[6]), pdn -= atoi(argv[7]);
+	mrn -= atoi(argv[8]), srqn -= atoi(argv[9]);
+	printf("# free: %d QPs, %d CQs, %d PDs, %d MRs, %d SRQs\n",
+	       qpn, cqn, pdn, mrn, srqn);
+	max = qpn > cqn ? qpn : cqn;
 	max = max > pdn ? max : pdn;
 	max = max > mrn ? max : mrn;
 	max = max > srqn ? max : srqn;

@@ -26,7 +26,8 @@
 #     holds the device open with a PD, MR, CQ and QP; it gets
 #     IBV_EVENT_DEVICE_FATAL and exits cleanly
 #   caps: softrc loaded with max_qp=8 max_cq=8 max_pd=8 max_mr=8
-#     max_srq=4 reports and enforces exactly those
+#     max_srq=4 reports and enforces exactly those, less what the kernel
+#     holds already (`rdma resource`: QP1 and its PD and CQ)
 #
 # Topology:
 #   init_net                        | netns softrc-lim
@@ -233,7 +234,15 @@ check "rmmod" rmmod softrc
 check "load softrc max_qp=8 max_cq=8 max_pd=8 max_mr=8 max_srq=4" \
 	bash -c "softrc_deps && insmod $SOFTRC_KO max_qp=8 max_cq=8 max_pd=8 max_mr=8 max_srq=4"
 check "topology up" lim_up
-section "caps: the limits reported and enforced" "$LIMITS" s0 caps 8 8 8 8 4
+# what the kernel holds on s0 already (the MAD layer's QP1, its PD and CQ)
+# counts against the device's limits too
+res_used() {
+	rdma resource show s0 | sed -n "s/.* $1 \([0-9]*\).*/\1/p"
+}
+used="$(res_used qp) $(res_used cq) $(res_used pd) $(res_used mr) $(res_used srq)"
+echo "# in use on s0 before (qp cq pd mr srq): $used"
+# shellcheck disable=SC2086 # one argument a count
+section "caps: the limits reported and enforced" "$LIMITS" s0 caps 8 8 8 8 4 $used
 lim_down
 check "rmmod at the end" rmmod softrc
 
