@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The opcode list: RC (IBTA Vol 1 §9.2.1 table 35; seed 004 §5.1) and
- * the UD SENDs (§9.2.1; the GSI QP's MADs travel as UD too).
+ * The opcode list: RC (IBTA Vol 1 §9.2.1 table 35; seed 004 §5.1), UC
+ * (the SEND and WRITE subset of RC, at 0x20 + the RC code) and the UD
+ * SENDs (§9.2.1; the GSI QP's MADs travel as UD too).
  *
  * Context: none (constant data). One X-macro list generates the enum,
  * the name table and the descriptor table (core/opcode.c), so names,
@@ -114,6 +115,34 @@ enum softrc_hdr {
 					      SOFTRC_OPF_INV | SOFTRC_H_IETH)
 
 /*
+ * UC: RC's SENDs and WRITEs, code + 0x20, without ACKs (so no AckReq).
+ * The requester builds the RC code and adds the transport (req.c).
+ */
+#define SOFTRC__UCS	(SOFTRC__SREQ & ~SOFTRC_OPF_ACKREQ_OK)
+#define SOFTRC__UCW	(SOFTRC__WREQ & ~SOFTRC_OPF_ACKREQ_OK)
+
+#define SOFTRC_UC_OPCODES(X)						\
+	X(UC_SEND_FIRST,		0x20, SOFTRC__UCS | SOFTRC_OPF_FIRST) \
+	X(UC_SEND_MIDDLE,		0x21, SOFTRC__UCS | SOFTRC_OPF_MIDDLE) \
+	X(UC_SEND_LAST,			0x22, SOFTRC__UCS | SOFTRC_OPF_LAST) \
+	X(UC_SEND_LAST_WITH_IMMEDIATE,	0x23, SOFTRC__UCS | SOFTRC_OPF_LAST | \
+					      SOFTRC_H_IMMDT)		\
+	X(UC_SEND_ONLY,			0x24, SOFTRC__UCS | SOFTRC_OPF_ONLY) \
+	X(UC_SEND_ONLY_WITH_IMMEDIATE,	0x25, SOFTRC__UCS | SOFTRC_OPF_ONLY | \
+					      SOFTRC_H_IMMDT)		\
+	X(UC_RDMA_WRITE_FIRST,		0x26, SOFTRC__UCW | SOFTRC_OPF_FIRST | \
+					      SOFTRC_H_RETH)		\
+	X(UC_RDMA_WRITE_MIDDLE,		0x27, SOFTRC__UCW | SOFTRC_OPF_MIDDLE) \
+	X(UC_RDMA_WRITE_LAST,		0x28, SOFTRC__UCW | SOFTRC_OPF_LAST) \
+	X(UC_RDMA_WRITE_LAST_WITH_IMMEDIATE, 0x29, SOFTRC__UCW | SOFTRC_OPF_LAST | \
+					      SOFTRC_OPF_RECV | SOFTRC_H_IMMDT) \
+	X(UC_RDMA_WRITE_ONLY,		0x2a, SOFTRC__UCW | SOFTRC_OPF_ONLY | \
+					      SOFTRC_H_RETH)		\
+	X(UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 0x2b, SOFTRC__UCW | SOFTRC_OPF_ONLY | \
+					      SOFTRC_OPF_RECV | SOFTRC_H_RETH | \
+					      SOFTRC_H_IMMDT)
+
+/*
  * UD: every message is one packet with a DETH (IBTA §9.2.1: only SEND
  * ONLY, with or without immediate data); no AckReq, no ACK.
  */
@@ -127,6 +156,7 @@ enum softrc_hdr {
 /* The one list: the enum, the names and the descriptors come from it. */
 #define SOFTRC_OPCODES(X)						\
 	SOFTRC_RC_OPCODES(X)						\
+	SOFTRC_UC_OPCODES(X)						\
 	SOFTRC_UD_OPCODES(X)
 
 #define SOFTRC__OPCODE_ENUM(name, code, flags) SOFTRC_OP_##name = (code),
@@ -139,6 +169,7 @@ enum softrc_opcode {
 /* BTH opcode bits 7..5 select the transport: RC 000, UC 001, UD 011. */
 #define SOFTRC_OPCODE_TRANSPORT_MASK	0xe0
 #define SOFTRC_OPCODE_RC		0x00
+#define SOFTRC_OPCODE_UC		0x20
 #define SOFTRC_OPCODE_UD		0x60
 #define SOFTRC_OPCODE_NR		32	/* RC opcodes 0x00..0x1f */
 #define SOFTRC_OPCODE_TABLE_NR		256	/* every 8-bit opcode */
@@ -189,7 +220,7 @@ struct softrc_opcode_info {
 extern const struct softrc_opcode_info softrc_opcode_table[SOFTRC_OPCODE_TABLE_NR];
 
 /*
- * The descriptor of an opcode softrc speaks (RC or UD), or NULL for a
+ * The descriptor of an opcode softrc speaks (RC, UC or UD), or NULL for a
  * hole or another transport; callers check the transport is the QP's.
  */
 static inline const struct softrc_opcode_info *softrc_opcode_get(u8 opcode)

@@ -63,8 +63,8 @@ static const struct softrc_opcode_info *get(struct __test_metadata *_metadata,
 	return op;
 }
 
-/* 23 RC opcodes below 0x20, and the two UD SENDs */
-TEST(opcode_count_is_23_rc_2_ud)
+/* 23 RC opcodes below 0x20, 12 UC ones and the two UD SENDs */
+TEST(opcode_count_is_23_rc_12_uc_2_ud)
 {
 	int n = 0, code;
 
@@ -74,7 +74,7 @@ TEST(opcode_count_is_23_rc_2_ud)
 	EXPECT_EQ(23, (int)ARRAY_SIZE(ibta));
 	for (; code < SOFTRC_OPCODE_TABLE_NR; code++)
 		n += softrc_opcode_get(code) != NULL;
-	EXPECT_EQ(25, n);
+	EXPECT_EQ(37, n);
 }
 
 TEST(opcode_codes_and_names)
@@ -259,19 +259,39 @@ TEST(opcode_holes_return_null)
 }
 
 /*
- * Beyond RC only UD SEND ONLY (0x64) and SEND ONLY with immediate (0x65)
- * exist (§9.2.1): UC (001), RD (010), the other UD codes, CNP (100) and
- * the rest are unknown.
+ * Beyond RC only UC's SENDs and WRITEs (0x20..0x2b) and UD SEND ONLY
+ * (0x64) and SEND ONLY with immediate (0x65) exist (§9.2.1): RD (010),
+ * the other UD codes, CNP (100) and the rest are unknown.
  */
-TEST(opcode_non_rc_only_ud_sends)
+TEST(opcode_non_rc_only_uc_and_ud_sends)
 {
 	int code;
 
 	for (code = 0x20; code < 0x100; code++) {
-		if (code == 0x64 || code == 0x65)
+		if (code <= 0x2b || code == 0x64 || code == 0x65)
 			continue;
 		EXPECT_EQ(NULL, softrc_opcode_get(code)) TH_LOG("0x%02x", code);
 		EXPECT_STREQ("UNKNOWN", softrc_opcode_name(code));
+	}
+}
+
+/* A UC code is the RC code + 0x20 with the RC flags but AckReq. */
+TEST(opcode_uc_mirrors_rc)
+{
+	int code;
+
+	for (code = 0x20; code <= 0x2b; code++) {
+		const struct softrc_opcode_info *uc = softrc_opcode_get(code);
+		const struct softrc_opcode_info *rc = softrc_opcode_get(code - 0x20);
+
+		ASSERT_NE(NULL, uc) TH_LOG("0x%02x", code);
+		ASSERT_NE(NULL, rc);
+		EXPECT_EQ(rc->flags & ~SOFTRC_OPF_ACKREQ_OK, uc->flags)
+			TH_LOG("%s", uc->name);
+		EXPECT_EQ(rc->hdr_len, uc->hdr_len);
+		EXPECT_EQ(0, strncmp(uc->name, "UC_", 3));
+		EXPECT_STREQ(rc->name, uc->name + 3);
+		EXPECT_EQ(SOFTRC_OPCODE_UC, softrc_opcode_transport(code));
 	}
 }
 

@@ -260,7 +260,7 @@ TEST(build_bad_opcode_returns_0)
 	memset(pkt_buf, 0x5a, 16);
 	p.opcode = 0x15;
 	EXPECT_EQ(0u, softrc_build_hdrs(&p, pkt_buf));
-	p.opcode = 0x24;
+	p.opcode = 0x44;	/* RD: not spoken */
 	EXPECT_EQ(0u, softrc_build_hdrs(&p, pkt_buf));
 	EXPECT_EQ(0x5a, pkt_buf[0]);
 }

@@ -113,7 +113,7 @@ TEST(wqe_psn_count)
 TEST(counter_and_state_names)
 {
 	EXPECT_STREQ("tx_pkts", softrc_core_counter_names[0]);
-	EXPECT_STREQ("ud_len_errors",
+	EXPECT_STREQ("uc_drop_msgs",
 		     softrc_core_counter_names[SOFTRC_CORE_NR_COUNTERS - 1]);
 	EXPECT_EQ(SOFTRC_CORE_NR_COUNTERS * sizeof(u64),
 		  sizeof(struct softrc_core_counters));

@@ -242,7 +242,7 @@ TEST(ud_receive_without_wqe_dropped)
 	softrc_core_rx_flush(&t.qp);
 	EXPECT_EQ(0, t.ncqe);
 	EXPECT_EQ(0, t.ntx);
-	EXPECT_EQ(1, t.qp.cnt.ud_drop_no_recv);
+	EXPECT_EQ(1, t.qp.cnt.drop_no_recv);
 	EXPECT_EQ(SOFTRC_QPS_RTS, t.qp.state);
 }
 
@@ -355,7 +355,7 @@ TEST(ud_init_rejects_unknown_transport)
 	};
 
 	ct_attr_default(&a);
-	a.transport = 0x20;	/* UC: not (yet) */
+	a.transport = 0x40;	/* RD: not spoken */
 	a.max_rd_atomic = 0;
 	EXPECT_EQ(SOFTRC_E_INVAL, softrc_core_qp_init(&qp, NULL, NULL, &a, &st));
 	a.transport = SOFTRC_OPCODE_UD;

@@ -64,7 +64,7 @@ static u32 softrc_pos(const struct softrc_pkt *pkt)
 
 /*
  * BTH (§9.2): opcode bits 7..5 select the transport (§9.2.1), which must
- * be the receiving QP's @transport (RC 000, UD 011);
+ * be the receiving QP's @transport (RC 000, UC 001, UD 011);
  * TVer must be 0 (packets of another transport version are dropped);
  * resv7 in the PSN word must be 0. MigReq is accepted either way (rxe
  * sends 0) and resv8a is a variant field (masked in the ICRC): ignored.

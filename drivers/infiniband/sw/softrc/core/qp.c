@@ -45,6 +45,7 @@ int softrc_core_qp_init(struct softrc_core_qp *qp,
 	    attr->rnr_retry > 7 || attr->min_rnr_timer > 31 ||
 	    attr->timeout > 31 || st->nres > res_cap ||
 	    (attr->transport != SOFTRC_OPCODE_RC &&
+	     attr->transport != SOFTRC_OPCODE_UC &&
 	     attr->transport != SOFTRC_OPCODE_UD))
 		return SOFTRC_E_INVAL;
 
@@ -85,6 +86,11 @@ static int softrc_check_wr(const struct softrc_core_qp *qp,
 		       wr->opcode == SOFTRC_WR_SEND_WITH_IMM ||
 		       (wr->opcode == SOFTRC_WR_REFUSED && !wr->length) ?
 		       0 : SOFTRC_E_INVAL;
+	/* UC: no READ, atomics or SEND_WITH_INV (no responder resources) */
+	if (qp->attr.transport == SOFTRC_OPCODE_UC &&
+	    (softrc_wr_is_rd_atomic(wr->opcode) ||
+	     wr->opcode == SOFTRC_WR_SEND_WITH_INV))
+		return SOFTRC_E_INVAL;
 	switch (wr->opcode) {
 	case SOFTRC_WR_RDMA_WRITE:
 	case SOFTRC_WR_RDMA_WRITE_WITH_IMM:

@@ -499,8 +499,9 @@ struct softrc_core_storage {
 	X(local_ops)		/* LOCAL_INV / BIND_MW / REG_MR run */	\
 	X(local_errors)		/* ... of which failed */		\
 	X(mem_errors)		/* memory gone between check and use */ \
-	X(ud_drop_no_recv)	/* UD message with no receive WQE posted */ \
-	X(ud_len_errors)	/* UD message larger than its receive WQE */
+	X(drop_no_recv)		/* UD/UC message with no receive WQE */ \
+	X(ud_len_errors)	/* UD message larger than its receive WQE */ \
+	X(uc_drop_msgs)		/* UC messages dropped: gap, error, no WQE */
 
 #define SOFTRC__CNT_FIELD(n) u64 n;
 struct softrc_core_counters {

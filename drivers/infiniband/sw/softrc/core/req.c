@@ -205,8 +205,9 @@ static void softrc_req_pkt_init(struct softrc_core_qp *qp,
 	const struct softrc_req *req = &qp->req;
 
 	memset(pkt, 0, sizeof(*pkt));
-	pkt->opcode = opcode;
-	pkt->op = softrc_opcode_get(opcode);
+	/* a UC code is the RC one plus the transport bits (opcode.h) */
+	pkt->opcode = opcode | qp->attr.transport;
+	pkt->op = softrc_opcode_get(pkt->opcode);
 	pkt->pkey = qp->attr.pkey;
 	pkt->dqpn = qp->attr.dqpn;
 	pkt->psn = req->cur_psn;
@@ -235,7 +236,7 @@ static u32 softrc_req_build_data(struct softrc_core_qp *qp,
 	pkt->imm = wr->imm;
 	pkt->inv_rkey = wr->inv_rkey;
 	pkt->se = last && (wr->send_flags & SOFTRC_SEND_SOLICITED);
-	pkt->ackreq = last;
+	pkt->ackreq = last && qp->attr.transport == SOFTRC_OPCODE_RC;
 	pkt->payload_len = plen;
 	pl->kind = plen ? SOFTRC_BUF_SEND_WQE : SOFTRC_BUF_NONE;
 	pl->slot = softrc_sq_slot(qp, req->cur);
@@ -316,10 +317,28 @@ static void softrc_req_start(struct softrc_core_qp *qp,
 		req->rd_out++;
 }
 
+/*
+ * UC: no ACK will come. A message is done once its last packet is out;
+ * it completes in SQ order, and nothing stays outstanding (IBTA ch. 9.8.3:
+ * no retries, no timer).
+ */
+static void softrc_req_uc_sent(struct softrc_core_qp *qp,
+			       struct softrc_send_wqe *w, bool last)
+{
+	struct softrc_req *req = &qp->req;
+
+	req->una = req->psn_next;
+	if (!last)
+		return;
+	w->state = SOFTRC_WQE_DONE;
+	softrc_comp_retire(qp);
+}
+
 /* Build and send the packet at the cursor, then advance the cursor. */
 static void softrc_req_send_one(struct softrc_core_qp *qp,
 				struct softrc_send_wqe *w, bool probe, u64 now)
 {
+	bool uc = qp->attr.transport == SOFTRC_OPCODE_UC;
 	struct softrc_req *req = &qp->req;
 	struct softrc_buf pl = { .kind = SOFTRC_BUF_NONE };
 	struct softrc_pkt pkt;
@@ -335,13 +354,15 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	/*
 	 * AckReq at least every N packets, on the last the window allows,
 	 * and on a credit probe, also when it is resent (after an RNR NAK or
-	 * a timeout): nothing follows it until it is acknowledged.
+	 * a timeout): nothing follows it until it is acknowledged. UC: never
+	 * (no ACK ever comes).
 	 */
-	if (probe || ++req->since_ackreq >= qp->attr.ackreq_every ||
-	    (u32)softrc_psn_diff(softrc_psn_add(pkt.psn, used), req->una) >=
-	    qp->attr.max_unacked ||
-	    (req->wait_idle &&
-	     softrc_psn_add(pkt.psn, used) == req->psn_next))
+	if (!uc &&
+	    (probe || ++req->since_ackreq >= qp->attr.ackreq_every ||
+	     (u32)softrc_psn_diff(softrc_psn_add(pkt.psn, used), req->una) >=
+	     qp->attr.max_unacked ||
+	     (req->wait_idle &&
+	      softrc_psn_add(pkt.psn, used) == req->psn_next)))
 		pkt.ackreq = true;
 	if (pkt.ackreq)
 		req->since_ackreq = 0;
@@ -360,7 +381,7 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	}
 	if (probe)
 		req->wait_idle = true;
-	if (!req->deadline[SOFTRC_TIMER_RETRY])
+	if (!uc && !req->deadline[SOFTRC_TIMER_RETRY])
 		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
 				    softrc_req_timeout(qp, now));
 	if (qp->ops->xmit(qp->ctx, &pkt, &pl)) {
@@ -370,6 +391,8 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 		return;
 	}
 	qp->cnt.tx_pkts++;
+	if (uc)
+		softrc_req_uc_sent(qp, w, softrc_pkt_has(&pkt, SOFTRC_OPF_LAST));
 }
 
 /*

@@ -268,6 +268,31 @@ static void softrc_resp_complete_recv(struct softrc_core_qp *qp, u8 status,
 	qp->ops->complete(qp->ctx, &cqe);
 }
 
+static bool softrc_resp_is_uc(const struct softrc_core_qp *qp)
+{
+	return qp->attr.transport == SOFTRC_OPCODE_UC;
+}
+
+static void softrc_resp_write_end(struct softrc_core_qp *qp);
+static void softrc_resp_epsn_add(struct softrc_core_qp *qp, u32 n);
+
+/*
+ * UC (IBTA ch. 9.8.3, 9.8.4): nothing is ever NAKed or retried. The
+ * message in progress is dropped: a SEND's receive WQE stays at the head
+ * for the next message, a WRITE's context lets go of its R_Key pin, and
+ * the packets that still belong to it are dropped in IDLE until a FIRST
+ * or ONLY opens the next message.
+ */
+static void softrc_resp_uc_drop(struct softrc_core_qp *qp)
+{
+	struct softrc_resp *resp = &qp->resp;
+
+	qp->cnt.uc_drop_msgs++;
+	softrc_resp_write_end(qp);
+	resp->offset = 0;
+	resp->state = SOFTRC_RESP_IDLE;
+}
+
 /*
  * Fatal request error: fail the receive WQE the message holds (if
  * @recv_status), NAK the request and move the QP to ERROR (which flushes
@@ -282,6 +307,26 @@ static void softrc_resp_fail(struct softrc_core_qp *qp,
 {
 	struct softrc_resp *resp = &qp->resp;
 
+	/*
+	 * UC: what the receiver cannot hold (too long for its WQE, memory
+	 * gone) fails that WQE and the QP, without a NAK; whatever else the
+	 * sender got wrong (a bad R_Key, a malformed message) only drops
+	 * the message, and the PSN moves on past it.
+	 */
+	if (softrc_resp_is_uc(qp)) {
+		if (recv_status == SOFTRC_WC_LOC_LEN_ERR ||
+		    recv_status == SOFTRC_WC_LOC_PROT_ERR) {
+			softrc_resp_write_end(qp);
+			if (resp->rq_head != resp->rq_tail)
+				softrc_resp_complete_recv(qp, recv_status, pkt,
+							  0);
+			softrc_qp_enter_error(qp);
+			return;
+		}
+		softrc_resp_uc_drop(qp);
+		softrc_resp_epsn_add(qp, 1);
+		return;
+	}
 	if (recv_status && resp->rq_head != resp->rq_tail)
 		softrc_resp_complete_recv(qp, recv_status, pkt, 0);
 	if (!resp->rd_pend)
@@ -308,9 +353,18 @@ static void softrc_resp_write_end(struct softrc_core_qp *qp)
 		qp->ops->key_put(qp->ctx, pin);
 }
 
-/* No receive WQE: RNR NAK with our min_rnr_timer [004 5.3]. */
+/*
+ * No receive WQE: RNR NAK with our min_rnr_timer [004 5.3]. UC has no
+ * RNR: the message is dropped (IBTA ch. 9.8.4).
+ */
 static void softrc_resp_rnr(struct softrc_core_qp *qp)
 {
+	if (softrc_resp_is_uc(qp)) {
+		qp->cnt.drop_no_recv++;
+		softrc_resp_uc_drop(qp);
+		softrc_resp_epsn_add(qp, 1);
+		return;
+	}
 	qp->cnt.rnr_naks_sent++;
 	softrc_resp_nak_epsn(qp, SOFTRC_AETH_RNR_NAK | qp->attr.min_rnr_timer);
 }
@@ -340,8 +394,6 @@ static bool softrc_resp_len_ok(const struct softrc_core_qp *qp,
 	return len == qp->attr.pmtu;
 }
 
-static void softrc_resp_epsn_add(struct softrc_core_qp *qp, u32 n);
-
 /* One request packet executed: advance, ack if asked, close at LAST. */
 static void softrc_resp_advance(struct softrc_core_qp *qp,
 				const struct softrc_pkt *pkt)
@@ -353,7 +405,7 @@ static void softrc_resp_advance(struct softrc_core_qp *qp,
 		resp->msn = softrc_psn_add(resp->msn, 1);
 		resp->state = SOFTRC_RESP_IDLE;
 	}
-	if (pkt->ackreq)
+	if (pkt->ackreq && !softrc_resp_is_uc(qp))
 		resp->ack_pending = true;
 }
 
@@ -851,6 +903,12 @@ static void softrc_resp_step_idle(struct softrc_core_qp *qp,
 {
 	u32 flags = pkt->op->flags;
 
+	if (!(flags & SOFTRC_OPF_FIRST) && softrc_resp_is_uc(qp)) {
+		/* the rest of a dropped message: resynchronising */
+		qp->cnt.drop_out_of_seq++;
+		softrc_resp_epsn_add(qp, 1);
+		return;
+	}
 	if (!(flags & SOFTRC_OPF_FIRST)) {
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
@@ -865,6 +923,22 @@ static void softrc_resp_step_idle(struct softrc_core_qp *qp,
 		softrc_resp_atomic(qp, pkt);
 }
 
+/*
+ * UC, a message open: a packet of another message at the expected PSN
+ * (its FIRST or ONLY: the sender gave up on the open one) drops the open
+ * message and starts the new one; anything else just drops it. False
+ * for RC.
+ */
+static bool softrc_resp_uc_restart(struct softrc_core_qp *qp,
+				   const struct softrc_pkt *pkt, void *rx)
+{
+	if (!softrc_resp_is_uc(qp))
+		return false;
+	softrc_resp_uc_drop(qp);
+	softrc_resp_step_idle(qp, pkt, rx);
+	return true;
+}
+
 /* IN_SEND: SEND_MIDDLE or SEND_LAST* of the open message. */
 static void softrc_resp_step_send(struct softrc_core_qp *qp,
 				  const struct softrc_pkt *pkt, void *rx)
@@ -872,6 +946,8 @@ static void softrc_resp_step_send(struct softrc_core_qp *qp,
 	u32 flags = pkt->op->flags;
 
 	if (!(flags & SOFTRC_OPF_SEND) || (flags & SOFTRC_OPF_FIRST)) {
+		if (softrc_resp_uc_restart(qp, pkt, rx))
+			return;
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
 				 SOFTRC_WC_REM_INV_REQ_ERR);
 		return;
@@ -886,6 +962,8 @@ static void softrc_resp_step_write(struct softrc_core_qp *qp,
 	u32 flags = pkt->op->flags;
 
 	if (!(flags & SOFTRC_OPF_WRITE) || (flags & SOFTRC_OPF_FIRST)) {
+		if (softrc_resp_uc_restart(qp, pkt, rx))
+			return;
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
@@ -970,6 +1048,18 @@ void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 	if (resp->fatal_held) {
 		qp->cnt.drop_state++;	/* ERROR once the held NAK is out */
 		return;
+	}
+	/*
+	 * UC has no duplicates and no NAKs: any other PSN means packets were
+	 * lost; the open message is dropped and the expected PSN taken from
+	 * this packet, which opens a message only if it is a FIRST or ONLY
+	 * (IBTA ch. 9.8.4).
+	 */
+	if (softrc_resp_is_uc(qp) && pkt->psn != resp->epsn) {
+		qp->cnt.drop_out_of_seq++;
+		if (resp->state != SOFTRC_RESP_IDLE)
+			softrc_resp_uc_drop(qp);
+		resp->epsn = pkt->psn;
 	}
 	switch (softrc_psn_classify(pkt->psn, resp->epsn)) {
 	case SOFTRC_PSN_EXPECTED:

@@ -126,7 +126,7 @@ void softrc_ud_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 	u32 slot;
 
 	if (resp->rq_head == resp->rq_tail) {
-		qp->cnt.ud_drop_no_recv++;
+		qp->cnt.drop_no_recv++;
 		return;
 	}
 	slot = resp->rq_head & (qp->st.rq_depth - 1);
