@@ -366,13 +366,9 @@ static bool softrc_rx_skb(struct softrc_dev *sdev, struct sk_buff *skb)
 		return false;
 	}
 	/* a UD receiver takes any size up to 4096: its WQE bounds it */
-	if (softrc_qp_is_ud(qp))
-		status = softrc_parse_qp(bth, skb_headlen(skb) - udp,
-					 skb->len - udp, SOFTRC_PMTU_MAX,
-					 SOFTRC_OPCODE_UD, &pkt);
-	else
-		status = softrc_parse(bth, skb_headlen(skb) - udp,
-				      skb->len - udp, qp->pmtu, &pkt);
+	status = softrc_parse_qp(bth, skb_headlen(skb) - udp, skb->len - udp,
+				 softrc_qp_is_ud(qp) ? SOFTRC_PMTU_MAX : qp->pmtu,
+				 softrc_qp_transport(qp), &pkt);
 	softrc_rx_qp(qp, skb, bth, ipv6, &pkt, status);
 	softrc_qp_put(qp);
 	return !status;

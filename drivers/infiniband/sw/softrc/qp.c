@@ -542,20 +542,24 @@ struct softrc_swr {
 
 static bool softrc_wr_opcode_ok(const struct softrc_qp *qp, u32 opcode)
 {
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
+
 	if (softrc_qp_is_ud(qp))
 		return opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM;
 	switch (opcode) {
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_SEND_WITH_INV:
+		/* UC has no responder resources and no invalidation */
+		return !uc;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
-	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_LOCAL_INV:
 	case IB_WR_BIND_MW:
 	case IB_WR_REG_MR:
-	case IB_WR_SEND_WITH_INV:
 		return true;
 	default:
 		return false;
@@ -1109,9 +1113,8 @@ static u8 softrc_qp_remote_deny(const struct softrc_qp *qp)
  */
 static int softrc_qp_core_reset(struct softrc_qp *qp)
 {
-	bool ud = softrc_qp_is_ud(qp);
 	struct softrc_core_attr ca = {
-		.transport = ud ? SOFTRC_OPCODE_UD : SOFTRC_OPCODE_RC,
+		.transport = softrc_qp_transport(qp),
 		.qkey = qp->attr.qkey,
 		.sqpn = qp->ibqp.qp_num,
 		.pmtu = qp->pmtu,
@@ -1432,6 +1435,7 @@ static int softrc_qp_check_init(struct ib_qp_init_attr *init,
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
+	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
 	case IB_QPT_GSI:

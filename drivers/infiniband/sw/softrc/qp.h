@@ -284,6 +284,15 @@ static inline bool softrc_qp_is_ud(const struct softrc_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
+/* The BTH transport bits of the QP's packets (RC, UC or UD) */
+static inline u8 softrc_qp_transport(const struct softrc_qp *qp)
+{
+	if (softrc_qp_is_ud(qp))
+		return SOFTRC_OPCODE_UD;
+	return qp->ibqp.qp_type == IB_QPT_UC ? SOFTRC_OPCODE_UC :
+					       SOFTRC_OPCODE_RC;
+}
+
 static inline struct softrc_rwqe *softrc_qp_rwqe(struct softrc_qp *qp,
 						 u32 slot)
 {
