@@ -13,6 +13,8 @@ pkgs=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev
 	librdmacm-dev iproute2 iputils-ping tcpdump python3 python3-pyverbs
+	nfs-kernel-server nfs-common
+	nvme-cli fio
 	"$@"
 )
 
