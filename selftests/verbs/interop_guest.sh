@@ -7,7 +7,11 @@
 # with INTEROP_B. Both walk the same test list; in each test one side is
 # the server (it listens on a port of its own) and the other the client
 # (it retries until that port answers), so the two stay in step.
-# Prints "INTEROP <test> ok|fail" lines for the host to collect.
+# Prints "INTEROP <test> ok|fail" lines for the host to collect. The
+# list: RC (ibv_rc_pingpong, perftest, rc_verify), UD and UC
+# (ibv_ud_pingpong, ibv_uc_pingpong, ib_send_bw -c UD) and rdma_cm over
+# QP1 (rping, ucmatose, udaddy, rdma_server/rdma_client, rstream, perftest
+# -R).
 #
 # Knobs (both VMs get the same environment, so they stay in step):
 #   INTEROP_ONLY=ERE      run only the tests whose name matches ERE
@@ -153,6 +157,54 @@ rcv() {
 	fi
 }
 
+# cm NAME SERVER(A|B) SERVER_CMD... -- CLIENT_CMD...: an rdma_cm pair;
+# in the commands SRV stands for the server's address and PORT for the
+# test's port. The server starts first; once its rdma_cm ID listens it
+# says so on TCP port PORT+1000, and only then does the client start (an
+# early client would be rejected by the CM). CM_LISTEN: the port the
+# server listens on, where it is not PORT (udaddy's is fixed).
+cm() {
+	local name=$1$round srv=$2 out rc sync a addr pid
+	local -a scmd=() ccmd=()
+	shift 2
+	port=$((port + 1))
+	sync=$((port + 1000))
+	addr=$peer
+	[ "$srv" = "$me" ] && addr=$ip
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		a=${1//SRV/$addr}
+		scmd+=("${a//PORT/$port}")
+		shift
+	done
+	shift
+	for a in "$@"; do
+		a=${a//SRV/$addr}
+		ccmd+=("${a//PORT/$port}")
+	done
+	selected "$name" || return 0
+	test_begin "$name"
+	if [ "$srv" = "$me" ]; then
+		timeout "$(tmo 120)" "${scmd[@]}" >/tmp/interop.cm.$$ 2>&1 &
+		pid=$!
+		wait_until 30 bash -c "rdma res show cm_id | grep 'state LISTEN' | grep -q ':${CM_LISTEN:-$port}'"
+		timeout "$(tmo 60)" busybox nc -l -p $sync </dev/null >/dev/null
+		wait $pid
+		rc=$?
+		out=$(cat /tmp/interop.cm.$$)
+	else
+		wait_until 120 busybox nc $peer $sync </dev/null
+		out=$(timeout "$(tmo 120)" "${ccmd[@]}" 2>&1)
+		rc=$?
+	fi
+	test_end "$name" "$rc"
+	if [ "$rc" = 0 ]; then
+		echo "INTEROP $name ok"
+	else
+		printf '%s\n' "$out" | tail -8 | sed "s/^/# $me: /"
+		echo "INTEROP $name fail"
+	fi
+}
+
 # tests: the whole list, each test with A and then B as server
 tests() {
 	local s
@@ -167,6 +219,29 @@ tests() {
 		t "ib_read_lat, server $s" $s ib_read_lat -n $((2 * n)) -F -u $ack
 		t "ib_send_lat, server $s" $s ib_send_lat -n $((2 * n)) -F -u $ack
 		rcv "rc_verify $((4 * n)) ops with SEND_WITH_INV on MWs, server $s" $s
+		t "ibv_ud_pingpong 1 KiB, server $s" $s ibv_ud_pingpong -s 1024 -n $n -c
+		t "ibv_uc_pingpong 4 KiB, server $s" $s ibv_uc_pingpong -s 4096 -n $n -c
+		cm "rping -V, server $s" $s rping -s -a SRV -p PORT -V -C $n -- \
+			rping -c -a SRV -p PORT -V -C $n
+		cm "ucmatose, server $s" $s ucmatose -b SRV -p PORT -C $((n / 5)) -- \
+			ucmatose -s SRV -p PORT -C $((n / 5))
+		CM_LISTEN=7174 cm "udaddy, server $s" $s udaddy -b SRV -C $((n / 5)) -- \
+			udaddy -s SRV -C $((n / 5))
+		cm "rdma_server / rdma_client, server $s" $s rdma_server -s SRV -p PORT -- \
+			rdma_client -s SRV -p PORT
+		cm "rstream 4 KiB x $((2 * n)) verified, server $s" $s \
+			rstream -b SRV -p PORT -S 4096 -C $((2 * n)) -T v -- \
+			rstream -s SRV -p PORT -S 4096 -C $((2 * n)) -T v
+		cm "ib_send_bw -R 4 KiB, server $s" $s \
+			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack -- \
+			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack SRV
+		cm "ib_write_bw -R 64 KiB, server $s" $s \
+			ib_write_bw -R -d "$dev" -x "$gid" -p PORT -s 65536 -n $n -F -u $ack -- \
+			ib_write_bw -R -d "$dev" -x "$gid" -p PORT -s 65536 -n $n -F -u $ack SRV
+		cm "ib_read_lat -R 4 KiB, server $s" $s \
+			ib_read_lat -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack -- \
+			ib_read_lat -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack SRV
+		t "ib_send_bw -c UD 1 KiB, server $s" $s ib_send_bw -c UD -s 1024 -n $((2 * n)) -F
 	done
 }
 

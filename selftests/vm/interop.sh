@@ -5,8 +5,9 @@
 # skips it; `make check-interop` runs it): tools/vm/run-pair.sh boots two
 # VMs joined by a QEMU socket network, VM A loads INTEROP_A (default
 # softrc), VM B INTEROP_B (default rxe; the two drivers cannot share a
-# kernel). Then ibv_rc_pingpong, perftest write/read/send/atomic/lat and
-# rc_verify, each with A as server and then B as server
+# kernel). Then ibv_rc_pingpong, perftest write/read/send/atomic/lat,
+# rc_verify, the UD and UC pingpongs and the rdma_cm tools (over QP1),
+# each with A as server and then B as server
 # (selftests/verbs/interop_guest.sh). INTEROP_A=rxe validates the pair.
 # SOFTRC_KO (a softrc.ko to load instead of the tree's) and
 # SOFTRC_VM_FLAVOR_A/_B (tools/vm/run-pair.sh) are passed on: make

@@ -9,7 +9,8 @@
 # device's rx_drop_qkey counter after it (softrc), ibv_ud_pingpong and
 # ib_send_bw -c UD, then the rdma_cm tools, which need QP1 (MADs for the
 # CM) and IP address resolution: rping, ucmatose, udaddy (UD over
-# rdma_cm: replies through ibv_create_ah_from_wc), rdma_server /
+# rdma_cm: replies through ibv_create_ah_from_wc), mckey (rdma_cm
+# multicast: UD QPs attached to an IP multicast group), rdma_server /
 # rdma_client, rstream (rsockets) and perftest -R (ib_write_bw,
 # ib_read_lat, ib_send_bw). On loop, first the kernel's view:
 # selftests/verbs/kmod/softrc_ud_test.ko (kernel UD QPs, a second GSI QP
@@ -197,6 +198,27 @@ cm_pair() {
 	fi
 }
 
+# mckey_pair NAME GROUP: rdma_cm multicast (mckey, UD QPs attached to
+# the group): the receiver joins GROUP on IP_B first, then the sender
+# joins on 10.0.0.1 and sends; the receiver must get all N messages
+mckey_pair() {
+	local name=$1 group=$2 out rc
+	# line-buffered: its progress is read while it runs
+	srv_start /tmp/ud_mc.$$.log stdbuf -oL mckey -m "$group" -b "$IP_B" -C "$n"
+	wait_until 20 grep -q 'receiving data transfers' /tmp/ud_mc.$$.log ||
+		echo "# $name: the receiver did not join"
+	out=$($RUN_A timeout "$(tmo 60)" mckey -m "$group" -s -b 10.0.0.1 -C "$n" 2>&1)
+	rc=$?
+	srv_end 30 || rc=1
+	if [ "$rc" = 0 ]; then
+		ok "$name"
+	else
+		pp_report "" "$out"
+		pp_report "receiver: " "$(cat /tmp/ud_mc.$$.log)"
+		not_ok "$name"
+	fi
+}
+
 # ll_addr NS_RUN IF: the IPv6 link-local address of IF
 ll_addr() {
 	$1 ip -6 -o addr show dev "$2" scope link 2>/dev/null |
@@ -280,6 +302,7 @@ for topo in loop wire; do
 	cm_pair "$topo: udaddy -C $n" 7174 \
 		udaddy -b "$IP_B" -C "$n" -- \
 		udaddy -s "$IP_B" -C "$n"
+	mckey_pair "$topo: mckey: a multicast group of UD QPs, $n messages" 239.1.2.3
 	p=$((p + 1))
 	cm_pair "$topo: rdma_server / rdma_client" $p \
 		rdma_server -s "$IP_B" -p $p -- \

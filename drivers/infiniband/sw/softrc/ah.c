@@ -10,10 +10,34 @@
  */
 #include <net/ipv6.h>
 #include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
 #include <rdma/rdma_user_rxe.h>
 
 #include "softrc.h"
 #include "ah.h"
+
+/**
+ * softrc_gid_ifindex() - the netdev a GID belongs to
+ * @attr:	the GID's attributes
+ *
+ * A GID of an address on a VLAN or macvlan of the device's netdev
+ * belongs to that upper device: traffic from it leaves through it (with
+ * its 802.1Q tag or MAC), not through the device's own netdev.
+ *
+ * Return: its ifindex, or 0 if it has none (any more).
+ */
+int softrc_gid_ifindex(const struct ib_gid_attr *attr)
+{
+	struct net_device *ndev;
+	int ifindex = 0;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (!IS_ERR(ndev))
+		ifindex = ndev->ifindex;
+	rcu_read_unlock();
+	return ifindex;
+}
 
 /**
  * softrc_av_from_attr() - resolve a RoCEv2 address into @av
@@ -64,6 +88,7 @@ int softrc_av_from_attr(struct softrc_dev *sdev, struct softrc_av *av,
 	av->sgid_index = grh->sgid_index;
 	av->sl = rdma_ah_get_sl(attr);
 	av->dgid = grh->dgid;
+	av->ifindex = softrc_gid_ifindex(sgid_attr);
 	return 0;
 }
 

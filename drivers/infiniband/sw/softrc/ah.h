@@ -35,6 +35,8 @@ enum softrc_net_type {
  * @sgid_index:	the source GID's index, for queries
  * @sl:		service level, for queries
  * @dgid:	the destination GID as given, for queries
+ * @ifindex:	the source GID's netdev (the device's netdev, or a VLAN or
+ *		macvlan on it): packets leave through it
  */
 struct softrc_av {
 	enum softrc_net_type net_type;
@@ -49,6 +51,7 @@ struct softrc_av {
 	u8 sgid_index;
 	u8 sl;
 	union ib_gid dgid;
+	int ifindex;
 };
 
 /**
@@ -70,6 +73,7 @@ static inline struct softrc_ah *to_sah(struct ib_ah *ibah)
 
 int softrc_av_from_attr(struct softrc_dev *sdev, struct softrc_av *av,
 			const struct rdma_ah_attr *attr);
+int softrc_gid_ifindex(const struct ib_gid_attr *attr);
 void softrc_av_to_attr(const struct softrc_av *av, struct rdma_ah_attr *attr);
 
 /* ib_device_ops */

@@ -508,6 +508,10 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 			e.flags |= SOFTRC_PWC_GRH;
 			if (qp->rx_ipv6)
 				e.flags |= SOFTRC_PWC_IPV6;
+			if (qp->rx_vlan != 0xffff) {
+				e.flags |= SOFTRC_PWC_VLAN;
+				e.vlan_id = qp->rx_vlan;
+			}
 			e.src_qp = cqe->src_qp;
 		}
 		if (cqe->flags & SOFTRC_CQE_WITH_IMM) {

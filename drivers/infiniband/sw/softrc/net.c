@@ -28,6 +28,7 @@
  * Touches: sockets, skbs, the device list of a namespace, QPs through
  * qp.h and the engine.
  */
+#include <linux/if_macvlan.h>
 #include <linux/if_vlan.h>
 #include <linux/highmem.h>
 #include <linux/inetdevice.h>
@@ -75,14 +76,20 @@ static struct softrc_net **softrc_net_slot(struct net *net)
 
 /* ---- receive --------------------------------------------------------- */
 
-/* The netdev a packet arrived on (a VLAN's real device). */
+/* The netdev under a VLAN or macvlan device, else @dev itself */
+static struct net_device *softrc_lower_netdev(struct net_device *dev)
+{
+	if (dev && is_vlan_dev(dev))
+		return vlan_dev_real_dev(dev);
+	if (dev && netif_is_macvlan(dev))
+		return macvlan_dev_real_dev(dev);
+	return dev;
+}
+
+/* The netdev a packet arrived on (a VLAN's or macvlan's lower device). */
 static struct net_device *softrc_rx_netdev(struct sk_buff *skb)
 {
-	struct net_device *dev = skb->dev;
-
-	if (dev && is_vlan_dev(dev))
-		dev = vlan_dev_real_dev(dev);
-	return dev;
+	return softrc_lower_netdev(skb->dev);
 }
 
 /* The device of @snet on @ndev, NULL if none (or its netdev is leaving). */
@@ -100,7 +107,7 @@ static struct softrc_dev *softrc_rx_dev(struct softrc_net *snet,
 }
 
 /*
- * The device of @snet whose netdev (or one of its VLANs) has the local
+ * The device of @snet whose netdev (or a VLAN or macvlan on it) has the local
  * address @addr (IPv4 in addr->s6_addr32[3] unless @ipv6). Caller in RCU.
  */
 static struct softrc_dev *softrc_addr_dev(struct softrc_net *snet,
@@ -113,9 +120,7 @@ static struct softrc_dev *softrc_addr_dev(struct softrc_net *snet,
 		ndev = ipv6_dev_find(net, addr, NULL);
 	else
 		ndev = __ip_dev_find(net, addr->s6_addr32[3], false);
-	if (ndev && is_vlan_dev(ndev))
-		ndev = vlan_dev_real_dev(ndev);
-	return softrc_rx_dev(snet, ndev);
+	return softrc_rx_dev(snet, softrc_lower_netdev(ndev));
 }
 
 /*
@@ -318,6 +323,8 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct sk_buff *skb,
 			softrc_qp_rq_refill(qp);
 		qp->rx_se = pkt->se;
 		qp->rx_ipv6 = ipv6;
+		qp->rx_vlan = is_vlan_dev(skb->dev) ?
+			      vlan_dev_vlan_id(skb->dev) : 0xffff;
 		softrc_core_rx(&qp->core, pkt, &rx, softrc_now());
 		qp->rx_se = false;
 		softrc_core_rx_flush(&qp->core);
@@ -325,6 +332,45 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct sk_buff *skb,
 	}
 	spin_unlock(&qp->lock);
 	softrc_qp_drain_comps(qp);
+}
+
+/*
+ * A UD packet to the multicast QPN: a copy to each QP attached to the
+ * group of its destination address (mcast.c), each through its own
+ * checks (IBTA Vol 1 §10.5). The walk is bounded by the device's
+ * SOFTRC_MAX_MCAST_ATTACH. Caller in RCU (the UDP receive path, the self
+ * tasklet), which keeps every attachment and QP found alive.
+ * Return: true if at least one QP took it.
+ */
+static bool softrc_rx_mcast(struct softrc_dev *sdev, struct sk_buff *skb,
+			    const struct softrc_bth *bth, bool ipv6)
+{
+	int udp = sizeof(struct udphdr);
+	struct softrc_mc_attach *mc;
+	struct softrc_pkt pkt;
+	union ib_gid mgid;
+	bool any = false;
+	int status;
+
+	if (ipv6)
+		memcpy(mgid.raw, &ipv6_hdr(skb)->daddr, sizeof(mgid));
+	else
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)mgid.raw);
+	list_for_each_entry_rcu(mc, &sdev->dp->mc_list, node) {
+		if (memcmp(&mc->mgid, &mgid, sizeof(mgid)) ||
+		    !refcount_inc_not_zero(&mc->qp->ref))
+			continue;
+		status = softrc_parse_qp(bth, skb_headlen(skb) - udp,
+					 skb->len - udp, SOFTRC_PMTU_MAX,
+					 SOFTRC_OPCODE_UD, &pkt);
+		softrc_rx_qp(mc->qp, skb, bth, ipv6, &pkt, status);
+		softrc_qp_put(mc->qp);
+		any = true;
+	}
+	if (!any)
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_drop_unknown_qp);
+	return any;
 }
 
 /*
@@ -360,6 +406,8 @@ static bool softrc_rx_skb(struct softrc_dev *sdev, struct sk_buff *skb)
 		return false;
 	}
 	bth = (struct softrc_bth *)(skb->data + udp);
+	if (softrc_bth_dqpn(bth) == IB_MULTICAST_QPN)
+		return softrc_rx_mcast(sdev, skb, bth, ipv6);
 	qp = softrc_qp_get(sdev, softrc_bth_dqpn(bth));
 	if (!qp) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_drop_unknown_qp);
@@ -482,6 +530,37 @@ static void softrc_self_xmit(struct softrc_dev *from, struct softrc_dev *to,
 
 /* ---- transmit -------------------------------------------------------- */
 
+/* Is @p's destination a multicast group? */
+static bool softrc_path_is_mcast(const struct softrc_path *p)
+{
+	return p->ipv6 ? ipv6_addr_is_multicast(&p->daddr.v6) :
+			 ipv4_is_multicast(p->daddr.v4);
+}
+
+/* Has a QP of @dp joined the group @p sends to? Caller in RCU. */
+static bool softrc_mcast_members(struct softrc_dp *dp,
+				 const struct softrc_path *p)
+{
+	struct softrc_mc_attach *mc;
+	struct in6_addr mgid;
+
+	if (p->ipv6)
+		mgid = p->daddr.v6;
+	else
+		ipv6_addr_set_v4mapped(p->daddr.v4, &mgid);
+	list_for_each_entry_rcu(mc, &dp->mc_list, node)
+		if (!memcmp(mc->mgid.raw, &mgid, sizeof(mgid)))
+			return true;
+	return false;
+}
+
+/* Out through the source GID's netdev (a VLAN's, a macvlan's) */
+static int softrc_path_oif(const struct softrc_qp *qp,
+			   const struct softrc_path *p)
+{
+	return p->ifindex ? p->ifindex : qp->sdev->ndev->ifindex;
+}
+
 /*
  * The route of @p, through @cache if set (an RC QP's one path; a UD QP's
  * destinations change per WR and are looked up each time).
@@ -491,7 +570,7 @@ static struct dst_entry *softrc_route4(struct softrc_qp *qp,
 				       struct net *net, struct dst_cache *cache)
 {
 	struct flowi4 fl4 = {
-		.flowi4_oif = qp->sdev->ndev->ifindex,
+		.flowi4_oif = softrc_path_oif(qp, p),
 		.flowi4_proto = IPPROTO_UDP,
 		.flowi4_tos = RT_TOS(p->tos),
 		.daddr = p->daddr.v4,
@@ -518,7 +597,7 @@ static struct dst_entry *softrc_route6(struct softrc_qp *qp,
 {
 #if IS_ENABLED(CONFIG_IPV6)
 	struct flowi6 fl6 = {
-		.flowi6_oif = qp->sdev->ndev->ifindex,
+		.flowi6_oif = softrc_path_oif(qp, p),
 		.flowi6_proto = IPPROTO_UDP,
 		.daddr = p->daddr.v6,
 		.saddr = p->saddr.v6,
@@ -758,6 +837,28 @@ static bool softrc_route_local(const struct softrc_path *p,
 	return ((struct rtable *)dst)->rt_type == RTN_LOCAL;
 }
 
+/*
+ * A UD message to a multicast group: the members on this very device get
+ * their copy here, as an RDMA NIC hands a group's packets to its own
+ * members too. (The IP stack's multicast loop never reaches the tunnel
+ * socket; it is off on it, so there is no second copy.)
+ */
+static void softrc_mcast_loop(struct softrc_qp *qp, const struct softrc_path *p,
+			      const struct softrc_pkt *pkt,
+			      const struct softrc_buf *payload)
+{
+	struct softrc_dev *sdev = qp->sdev;
+	struct sk_buff *skb;
+
+	rcu_read_lock();
+	if (softrc_mcast_members(sdev->dp, p)) {
+		skb = softrc_skb_build(qp, p, sdev->ndev, pkt, payload);
+		if (!IS_ERR_OR_NULL(skb))
+			softrc_self_xmit(sdev, sdev, skb);
+	}
+	rcu_read_unlock();
+}
+
 /* Build @pkt of @qp and queue it to the local device owning its daddr. */
 static int softrc_local_xmit(struct softrc_qp *qp, const struct softrc_path *p,
 			     struct net *net, const struct softrc_pkt *pkt,
@@ -920,6 +1021,8 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	cache = ud ? NULL : &qp->dst_cache;
 	if (softrc_to_self(p))
 		return softrc_local_xmit(qp, p, net, pkt, payload);
+	if (ud && softrc_path_is_mcast(p))
+		softrc_mcast_loop(qp, p, pkt, payload);
 	sock = p->ipv6 ? READ_ONCE(snet->sock6) : READ_ONCE(snet->sock4);
 	if (!sock) {
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
@@ -981,6 +1084,13 @@ static struct socket *softrc_sock_open(struct net *net, struct softrc_net *snet,
 	err = udp_sock_create(net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
+	/* multicast to this host's members: softrc_mcast_loop() */
+#if IS_ENABLED(CONFIG_IPV6)
+	if (ipv6)
+		inet6_sk(sock->sk)->mc_loop = 0;
+#endif
+	if (!ipv6)
+		inet_sk(sock->sk)->mc_loop = 0;
 	setup_udp_tunnel_sock(net, sock, &tcfg);
 	return sock;
 }
@@ -1065,6 +1175,8 @@ int softrc_net_dev_add(struct softrc_dev *sdev)
 	spin_lock_init(&dp->dead_lock);
 	skb_queue_head_init(&dp->self_q);
 	tasklet_setup(&dp->self_task, softrc_self_rcv);
+	INIT_LIST_HEAD(&dp->mc_list);
+	spin_lock_init(&dp->mc_lock);
 
 	mutex_lock(&softrc_net_mutex);
 	snet = softrc_net_get(dev_net(sdev->ndev));
@@ -1096,6 +1208,7 @@ void softrc_net_dev_del(struct softrc_dev *sdev)
 	tasklet_kill(&dp->self_task);
 	skb_queue_purge(&dp->self_q);
 	WARN_ON(!xa_empty(&dp->qp_xa));
+	WARN_ON(!list_empty(&dp->mc_list));
 	xa_destroy(&dp->qp_xa);
 	sdev->dp = NULL;
 	kfree(dp);

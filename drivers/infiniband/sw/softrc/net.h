@@ -68,6 +68,10 @@ struct softrc_net;
  * @dead_lock:	protects @dead
  * @self_q:	packets this device sent to itself, awaiting @self_task
  * @self_task:	runs the receive path over @self_q (softirq)
+ * @mc_list:	struct softrc_mc_attach: UD QPs in multicast groups (mcast.c)
+ * @mc_lock:	serialises changes to @mc_list and its counts
+ * @mc_count:	entries of @mc_list
+ * @mc_groups:	distinct groups in @mc_list
  */
 struct softrc_dp {
 	struct softrc_dev *sdev;
@@ -81,6 +85,24 @@ struct softrc_dp {
 	spinlock_t dead_lock;	/* destroyed QPs' counters */
 	struct sk_buff_head self_q;
 	struct tasklet_struct self_task;
+	struct list_head mc_list;
+	spinlock_t mc_lock;	/* mc_list changes, mc_count, mc_groups */
+	u32 mc_count;
+	u32 mc_groups;
+};
+
+/**
+ * struct softrc_mc_attach - one UD QP attached to one multicast group
+ * @node:	in softrc_dp.mc_list (RCU for the receive path)
+ * @mgid:	the group
+ * @qp:		the QP (it detaches from all before it is destroyed)
+ * @rcu:	frees it after the readers
+ */
+struct softrc_mc_attach {
+	struct list_head node;
+	union ib_gid mgid;
+	struct softrc_qp *qp;
+	struct rcu_head rcu;
 };
 
 static inline void softrc_dev_count(struct softrc_dev *sdev,
@@ -108,6 +130,11 @@ int softrc_net_init(void);
 void softrc_net_exit(void);
 int softrc_net_dev_add(struct softrc_dev *sdev);
 void softrc_net_dev_del(struct softrc_dev *sdev);
+
+/* mcast.c: multicast groups of UD QPs */
+int softrc_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+int softrc_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+void softrc_mcast_qp_gone(struct softrc_qp *qp);
 int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		    const struct softrc_buf *payload);
 void softrc_net_flush(struct softrc_qp *qp);

@@ -115,6 +115,11 @@ static int softrc_qp_post_one(struct softrc_qp *qp,
 				      RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
 		wc.src_qp = e->src_qp;
 	}
+	/* ib_cm answers from the GID of this VLAN (get_sgid_attr_from_eth) */
+	if (e->flags & SOFTRC_PWC_VLAN) {
+		wc.wc_flags |= IB_WC_WITH_VLAN;
+		wc.vlan_id = e->vlan_id;
+	}
 	if (e->flags & SOFTRC_PWC_IMM) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
 		wc.ex.imm_data = (__force __be32)e->ex;
@@ -466,17 +471,52 @@ void softrc_qp_rq_refill(struct softrc_qp *qp)
 		softrc_qp_post_rwqe(qp, slot, ret < 0);
 }
 
+/*
+ * The QP lock for a post verb. Kernel ULPs may post with hard IRQs off
+ * (ib_mad posts QP1's sends and receives under spin_lock_irqsave): bottom
+ * halves cannot run then anyway, and must not be re-enabled (that is a
+ * bug with IRQs off), so the lock is taken without the toggle, and what
+ * needs bottom halves (transmitting through the stack: VLAN and macvlan
+ * devices drop what comes with IRQs off; handing completions to the CQs)
+ * is left to the TX tasklet.
+ * Return: true if the caller may transmit and complete inline.
+ */
+static bool softrc_qp_lock_post(struct softrc_qp *qp)
+	__acquires(&qp->lock)
+{
+	if (irqs_disabled()) {
+		spin_lock(&qp->lock);
+		return false;
+	}
+	spin_lock_bh(&qp->lock);
+	return true;
+}
+
+static void softrc_qp_unlock_post(struct softrc_qp *qp, bool inline_ok)
+	__releases(&qp->lock)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!inline_ok) {
+		tasklet_schedule(&qp->tx_task);
+		spin_unlock(&qp->lock);
+		return;
+	}
+	spin_unlock_bh(&qp->lock);
+	softrc_qp_drain_comps(qp);
+}
+
 int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr)
 {
 	struct softrc_qp *qp = to_sqp(ibqp);
+	bool inline_ok;
 	int err = 0;
 
 	if (qp->srq || qp->is_user) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	spin_lock_bh(&qp->lock);
+	inline_ok = softrc_qp_lock_post(qp);
 	for (; wr; wr = wr->next) {
 		u32 slot;
 
@@ -503,8 +543,7 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			break;
 		}
 	}
-	spin_unlock_bh(&qp->lock);
-	softrc_qp_drain_comps(qp);
+	softrc_qp_unlock_post(qp, inline_ok);
 	if (err)
 		*bad_wr = wr;
 	return err;
@@ -635,6 +674,7 @@ static int softrc_swr_ud_dest(struct softrc_qp *qp, struct softrc_swr *s)
 	p->tos = av->tclass;
 	p->ttl = av->hop_limit ? av->hop_limit : 64;
 	p->flow_label = av->flow_label;
+	p->ifindex = av->ifindex;
 	p->sport = rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
 				      s->wr.dqpn);
 out:
@@ -1070,9 +1110,9 @@ int softrc_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		     const struct ib_send_wr **bad_wr)
 {
 	struct softrc_qp *qp = to_sqp(ibqp);
+	bool inline_ok = softrc_qp_lock_post(qp);
 	int err = 0;
 
-	spin_lock_bh(&qp->lock);
 	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_INIT ||
 	    qp->state == IB_QPS_RTR) {
 		err = -EINVAL;
@@ -1081,10 +1121,9 @@ int softrc_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	} else if (!qp->is_user) {
 		err = softrc_post_send_kernel(qp, wr, bad_wr);
 	}
-	if (!err || !qp->is_user)
+	if (inline_ok && (!err || !qp->is_user))
 		softrc_qp_run_tx(qp);
-	spin_unlock_bh(&qp->lock);
-	softrc_qp_drain_comps(qp);
+	softrc_qp_unlock_post(qp, inline_ok);
 	return err;
 }
 
@@ -1226,6 +1265,7 @@ static int softrc_path_from_ah(struct softrc_qp *qp,
 	av->tos = grh->traffic_class;
 	av->ttl = grh->hop_limit ? grh->hop_limit : 64;
 	av->flow_label = grh->flow_label & 0xfffff;
+	av->ifindex = softrc_gid_ifindex(grh->sgid_attr);
 	return 0;
 }
 
@@ -1707,6 +1747,7 @@ int softrc_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_bh(&qp->lock);
 
 	/* no new receive-path users, then wait for the running ones */
+	softrc_mcast_qp_gone(qp);
 	xa_erase(&qp->sdev->dp->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
 	softrc_timers_stop(qp);

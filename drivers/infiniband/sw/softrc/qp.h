@@ -56,6 +56,7 @@ struct softrc_path {
 	u8 ttl;
 	u32 flow_label;
 	u16 sport;
+	int ifindex;
 };
 
 /**
@@ -117,6 +118,7 @@ struct softrc_sq_shadow {
 #define SOFTRC_PWC_SOLICITED	BIT(3)
 #define SOFTRC_PWC_GRH		BIT(4)	/* UD: GRH slot filled, @src_qp valid */
 #define SOFTRC_PWC_IPV6		BIT(5)	/* ... from an IPv6 packet */
+#define SOFTRC_PWC_VLAN		BIT(6)	/* ... that came in on VLAN @vlan_id */
 
 /**
  * struct softrc_pwc - a completion queued under the QP lock
@@ -127,6 +129,7 @@ struct softrc_sq_shadow {
  * @opcode:	enum ib_wc_opcode
  * @flags:	SOFTRC_PWC_*
  * @src_qp:	UD receive: the sender's QP
+ * @vlan_id:	UD receive on a VLAN device: its VLAN ID
  */
 struct softrc_pwc {
 	u64 wr_id;
@@ -136,6 +139,7 @@ struct softrc_pwc {
 	u8 status;
 	u8 opcode;
 	u8 flags;
+	u16 vlan_id;
 };
 
 /**
@@ -207,6 +211,7 @@ struct softrc_tx_batch {
  * @comp_lock:	serializes handing completions to the CQs
  * @rx_se:	the packet being processed has the SE bit (under @lock)
  * @rx_ipv6:	... and came over IPv6 (under @lock)
+ * @rx_vlan:	... on this VLAN (its VLAN device), else 0xffff (under @lock)
  * @timer:	retry and RNR timers (timers.c)
  * @tx_task:	TX continuation after a burst budget
  * @tx_trailer:	page the pad + ICRC of fragment-built packets come from
@@ -266,6 +271,7 @@ struct softrc_qp {
 
 	bool rx_se;
 	bool rx_ipv6;
+	u16 rx_vlan;
 	struct hrtimer timer[SOFTRC_TIMER_NR];
 	struct tasklet_struct tx_task;
 	struct page_frag tx_trailer;
