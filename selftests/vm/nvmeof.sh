@@ -35,6 +35,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 # shellcheck source=selftests/verbs/topo.sh
 . "$REPO/selftests/verbs/topo.sh"
+# shellcheck source=selftests/verbs/ulp.sh
+. "$REPO/selftests/verbs/ulp.sh"
 
 NQN=nqn.2024-01.org.softrc:nvmeof-selftest
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel/random/uuid)
@@ -45,46 +47,13 @@ FIO_PID=
 # the kernel log before this suite is not ours to judge
 KLOG0=$(dmesg | wc -l)
 
-# topo_up_initnet wire|loop: topo_up, but softrc's wire pair in init_net
-# (topo.sh's rxe wire topology with the driver under test)
-topo_up_initnet() {
-	if [ "$1" != wire ] || [ "$SOFTRC_DRIVER" != softrc ]; then
-		topo_up "$1"
-		return
-	fi
-	# shellcheck disable=SC2034 # topo.sh's variables, read by its helpers
-	TOPO=wire IF_A=va IF_B=vb NS_A='' NS_B='' RUN_A='' RUN_B=''
-	driver_load || return 1
-	ip link set lo up
-	ip link add va mtu 9000 type veth peer name vb mtu 9000 || return 1
-	topo_veth_routing
-	DEV_A=$(dev_name 0) DEV_B=$(dev_name 1) IP_B=10.0.0.2
-	rdma link add "$DEV_A" type softrc netdev va || return 1
-	rdma link add "$DEV_B" type softrc netdev vb || return 1
-	sysctl -qw net.core.netdev_max_backlog=10000
-	topo_wait_gids
-}
-
-# t SECONDS CMD...: CMD under a scaled timeout (SIGKILL 5 s after TERM)
-t() {
-	local s
-	s=$(tmo "$1")
-	shift
-	timeout -k 5 "$s" "$@"
-}
-
-# w FILE VALUE: a configfs/sysfs write that says what failed
-w() {
-	printf '%s\n' "$2" >"$1" || { echo "write '$2' to $1 failed"; return 1; }
-}
-
-# run CMD...: CMD, naming itself if it fails
-run() {
-	"$@" || { echo "failed ($?): $*"; return 1; }
-}
-
 klog_new() {
 	dmesg | tail -n +$((KLOG0 + 1))
+}
+
+# fio_failed: after a failed fio_verify, the kernel's word on it
+fio_failed() {
+	klog_new | grep -E 'nvme|nvmet|softrc|rxe' | tail -15 | sed 's/^/# klog: /'
 }
 
 nvmf_modules() {
@@ -95,13 +64,6 @@ nvmf_modules() {
 		run t 60 modprobe nvme_rdma || return 1
 	mountpoint -q /sys/kernel/config ||
 		run mount -t configfs configfs /sys/kernel/config
-}
-
-# step NAME CMD...: check, returning whether it passed
-step() {
-	local f=$ktap_failed
-	check "$@"
-	[ "$ktap_failed" = "$f" ]
 }
 
 # nvme_ios: reads + writes completed on every NVMe disk and path (the
@@ -170,16 +132,6 @@ target_down() {
 	return $rc
 }
 
-# unmod MODULE...: rmmod those loaded, each under a timeout
-unmod() {
-	local m rc=0
-	for m in "$@"; do
-		[ -d "/sys/module/$m" ] || continue
-		t 60 rmmod "$m" || { echo "rmmod $m failed"; rc=1; }
-	done
-	return $rc
-}
-
 nvmf_teardown() {
 	local rc=0
 	t 60 nvme disconnect-all >/dev/null 2>&1 || rc=1
@@ -231,45 +183,6 @@ host_disconnect() {
 		wait_until 30 bash -c "! ls /sys/block | grep -qE '^nvme[0-9]+n[0-9]+$'"
 }
 
-# fio_verify NAME BS SIZE: one fio randrw job with crc32c verify on the
-# namespace; passes on exit 0 and no job error; IOPS and MB/s as
-# diagnostics (reads include fio's verify pass)
-fio_verify() {
-	local name=$1 bs=$2 size=$3 dev out rc
-
-	if ! dev=$(nvmf_bdev); then
-		not_ok "$name" "no block device"
-		return 1
-	fi
-	out=$(t 300 fio --name=v --filename="$dev" --direct=1 --rw=randrw \
-		--bs="$bs" --size="$size" --verify=crc32c --ioengine=libaio \
-		--iodepth=8 --numjobs=1 --output-format=json \
-		--output="$FIO_OUT" 2>&1)
-	rc=$?
-	if [ "$rc" = 0 ] && fio_report "$name" "$FIO_OUT"; then
-		ok "$name"
-		return 0
-	fi
-	printf '%s\n' "$out" | tail -20 | sed 's/^/# /'
-	[ -s "$FIO_OUT" ] && grep -iE '"error"|verify' "$FIO_OUT" | head -5 | sed 's/^/# /'
-	klog_new | grep -E 'nvme|nvmet|softrc|rxe' | tail -15 | sed 's/^/# klog: /'
-	not_ok "$name" "fio exit $rc"
-	return 1
-}
-
-# fio_report NAME JSON: fails when the job reports an error
-fio_report() {
-	/usr/bin/python3 - "$1" "$2" <<-'EOF'
-		import json, sys
-		j = json.load(open(sys.argv[2]))["jobs"][0]
-		r, w = j["read"], j["write"]
-		print("# %s: read %.0f IOPS %.2f MB/s, write %.0f IOPS %.2f MB/s, %d+%d I/Os, %.1f s, error %d"
-		      % (sys.argv[1], r["iops"], r["bw_bytes"] / 1e6, w["iops"], w["bw_bytes"] / 1e6,
-		         r["total_ios"], w["total_ios"], j["job_runtime"] / 1000.0, j["error"]))
-		sys.exit(1 if j["error"] else 0)
-	EOF
-}
-
 # srq_count: the SRQs of the kernel (nvmet-rdma's) in rdma's resources
 srq_count() {
 	rdma res show srq 2>/dev/null | grep -c nvmet_rdma
@@ -280,8 +193,8 @@ fio_round() {
 	local topo=$1 label=$2 ip=$3
 
 	step "$topo: nvme connect -t rdma $ip:4420 -i 2 ($label)" host_connect "$ip" || return 1
-	fio_verify "$topo: fio randrw 4k 16M crc32c verify ($label)" 4k 16M
-	fio_verify "$topo: fio randrw 128k 16M crc32c verify ($label)" 128k 16M
+	fio_verify "$topo: fio randrw 4k 16M crc32c verify ($label)" "$(nvmf_bdev)" 4k 16M
+	fio_verify "$topo: fio randrw 128k 16M crc32c verify ($label)" "$(nvmf_bdev)" 128k 16M
 	if [ "$label" = use_srq=1 ]; then
 		local n
 		n=$(srq_count)
@@ -295,8 +208,8 @@ fio_round() {
 fio_linkdel() {
 	local topo=$1 ip=$2 victim=$3 dev mark rc st n0
 
-	step "$topo: nvme connect (ctrl_loss_tmo 15, reconnect_delay 1)" \
-		host_connect "$ip" -l 15 -c 1 || return 1
+	step "$topo: nvme connect (ctrl_loss_tmo 2, reconnect_delay 2)" \
+		host_connect "$ip" -l 2 -c 2 || return 1
 	dev=$(nvmf_bdev) || return 1
 	mark=$(dmesg | wc -l)
 	t 300 fio --name=d --filename="$dev" --direct=1 --rw=randrw --bs=4k \
@@ -308,11 +221,12 @@ fio_linkdel() {
 	wait_until 20 bash -c "[ \$(nvme_ios) -gt $((n0 + 200)) ]"
 	echo "# $topo: $(($(nvme_ios) - n0)) I/Os done, deleting $victim"
 	check "$topo: rdma link del $victim during fio I/O returns" t 120 rdma link del "$victim"
-	# ctrl_loss_tmo 15 s: the controller goes, its requeued I/O fails.
-	# On the wire the target's address still answers ARP but has no
-	# RDMA device: a reconnect's CM REQ goes unanswered, and only when
-	# the CM has given up on it (its retries take about 100 s, whatever
-	# the driver) does the host see ctrl_loss_tmo has passed.
+	# The host allows ctrl_loss_tmo / reconnect_delay reconnect attempts
+	# (one here), then deletes the controller and fails its requeued I/O.
+	# On loop the address goes with the device and the attempt fails at
+	# once; on the wire the target's address still answers ARP but has no
+	# RDMA device, so the attempt's CM REQ goes unanswered until the CM
+	# gives up (about 100 s, whatever the driver).
 	wait_until 180 bash -c "! kill -0 $FIO_PID"
 	if kill -0 "$FIO_PID" 2>/dev/null; then
 		hang_report
@@ -387,7 +301,8 @@ for topo in ${NVMEOF_TOPOS:-loop wire}; do
 	if [ "$topo" = wire ]; then
 		if step "$topo: nvme connect (for netem)" host_connect "$ip"; then
 			check "$topo: netem loss 1% on va and vb" netem_set loss 1%
-			fio_verify "$topo: fio randrw 4k 4M crc32c verify under netem loss 1%" 4k 4M
+			fio_verify "$topo: fio randrw 4k 4M crc32c verify under netem loss 1%" \
+				"$(nvmf_bdev)" 4k 4M
 			netem_clear
 			check "$topo: nvme disconnect (after netem)" host_disconnect
 		fi
