@@ -61,6 +61,7 @@
 
 #include "ktap.h"
 #include "rc_conn.h"
+#include "stream.h"
 #include "timing.h"
 
 #define MAGIC		0x52435646u	/* "RCVF" */
@@ -145,19 +146,6 @@ static void skip(const char *name, const char *why)
 {
 	printf("ok %d %s # SKIP %s\n", ++test_n, name, why);
 	fflush(stdout);
-}
-
-static __attribute__((noreturn)) void bail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("Bail out! ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-	exit(2);
 }
 
 /*
@@ -315,14 +303,6 @@ static uint32_t count_inv(void)
 }
 
 /* the run's deadline: -T seconds, scaled to this machine (timing.h) */
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static double t_end;
 
 /* --- socket exchange ---------------------------------------------------------- */
@@ -365,84 +345,6 @@ struct report {
 	uint64_t ecount[EC_NR];
 };
 
-static void xfer(int fd, void *buf, size_t len, bool out)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			bail("socket %s: %s", out ? "write" : "read",
-			     n ? strerror(errno) : "peer closed");
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-static void put(int fd, const void *b, size_t l) { xfer(fd, (void *)b, l, true); }
-static void get(int fd, void *b, size_t l) { xfer(fd, b, l, false); }
-
-static int sock_unix(const char *path, bool listen_)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
-		bail("unix socket %s", path);
-	strcpy(sa.sun_path, path);
-	if (listen_) {
-		unlink(path);
-		if (bind(fd, (void *)&sa, sizeof(sa)) || listen(fd, 1))
-			bail("bind %s: %s", path, strerror(errno));
-		return fd;
-	}
-	/* the server may start later than we do: retry until the deadline */
-	do {
-		if (!connect(fd, (void *)&sa, sizeof(sa)))
-			return fd;
-		usleep(50000);
-	} while (now() < t_end);
-	bail("connect %s: %s", path, strerror(errno));
-}
-
-static int sock_tcp(const char *host, int port, bool listen_)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = listen_ ? AI_PASSIVE : 0 };
-	struct addrinfo *ai, *a;
-	char ps[16];
-	int fd = -1, i, one = 1;
-
-	snprintf(ps, sizeof(ps), "%d", port);
-	if (getaddrinfo(host, ps, &hints, &ai))
-		bail("getaddrinfo %s", host ? host : "(any)");
-	for (i = 0; fd < 0 && (!i || now() < t_end); i++) {
-		for (a = ai; a; a = a->ai_next) {
-			fd = socket(a->ai_family, a->ai_socktype, 0);
-			if (fd < 0)
-				continue;
-			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-			if (listen_ ? !bind(fd, a->ai_addr, a->ai_addrlen) &&
-				      !listen(fd, 1) :
-				      !connect(fd, a->ai_addr, a->ai_addrlen))
-				break;
-			close(fd);
-			fd = -1;
-		}
-		if (fd < 0)
-			usleep(50000);
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		bail("%s %s:%d: %s", listen_ ? "listen" : "connect",
-		     host ? host : "*", port, strerror(errno));
-	return fd;
-}
-
 static bool peer_is_unix(void)
 {
 	return o.peer && o.peer[0] == '/';
@@ -452,8 +354,8 @@ static bool peer_is_unix(void)
 static int sock_start(void)
 {
 	if (peer_is_unix())
-		return sock_unix(o.peer, o.server);
-	return sock_tcp(o.server ? NULL : o.peer, o.port, o.server);
+		return sock_unix(o.peer, o.server, t_end);
+	return sock_tcp(o.server ? NULL : o.peer, o.port, o.server, t_end);
 }
 
 static int sock_accept(int lfd)

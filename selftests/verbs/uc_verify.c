@@ -28,23 +28,22 @@
  * may be missing but those that arrive must be whole, and at least one of
  * each kind must arrive. Last, the client posts an RDMA READ on its UC
  * QP: the post fails or the WR completes in error, never successfully.
+ * Before all that, on a QP of its own, the client checks the UC state
+ * rules: the attributes each transition refuses, no post before RTS.
  *
  * Output is KTAP (the client's, with the server's counts); the exit
  * status is 0 when every test passed. Runs in user space as an ordinary
  * verbs consumer.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "stream.h"
 #include "timing.h"
 
 struct info {
@@ -76,20 +75,7 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;
 static uint8_t *buf;
-
-static _Noreturn void bail(const char *what)
-{
-	printf("Bail out! %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
+static uint8_t gid_self[16];
 
 static uint8_t pat(uint32_t seq, uint32_t i)
 {
@@ -127,49 +113,6 @@ static uint8_t *wslot(uint32_t seq)
 	return buf + (size_t)(2 * o.n + seq) * o.size;
 }
 
-static void xfer(int fd, void *p, size_t len, bool out)
-{
-	ssize_t r;
-
-	while (len) {
-		r = out ? write(fd, p, len) : read(fd, p, len);
-		if (r <= 0)
-			bail(out ? "socket write" : "socket read");
-		p = (uint8_t *)p + r;
-		len -= r;
-	}
-}
-
-static int sock_open(void)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd, lfd;
-
-	strncpy(a.sun_path, o.path, sizeof(a.sun_path) - 1);
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (fd < 0)
-		bail("socket");
-	if (!o.server) {
-		/* the server may not listen yet */
-		for (int i = 0; i < 200; i++) {
-			if (!connect(fd, (struct sockaddr *)&a, sizeof(a)))
-				return fd;
-			usleep(tmo(0.05) * 1e6);
-		}
-		bail("connect");
-	}
-	unlink(o.path);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 1))
-		bail("bind");
-	lfd = fd;
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		bail("accept");
-	close(lfd);
-	unlink(o.path);
-	return fd;
-}
-
 static void setup(void)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -184,22 +127,22 @@ static void setup(void)
 		if (!strcmp(ibv_get_device_name(list[i]), o.dev))
 			ctx = ibv_open_device(list[i]);
 	if (!ctx)
-		bail("ibv_open_device");
+		bail("ibv_open_device: %s", strerror(errno));
 	ibv_free_device_list(list);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 4 * o.n + 4, NULL, NULL, 0);
 	buf = calloc(1, len);
 	if (!pd || !cq || !buf)
-		bail("PD, CQ or buffer");
+		bail("PD, CQ or buffer: %s", strerror(errno));
 	mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE);
 	if (!mr)
-		bail("ibv_reg_mr");
+		bail("ibv_reg_mr: %s", strerror(errno));
 	qa.send_cq = cq;
 	qa.recv_cq = cq;
 	qp = ibv_create_qp(pd, &qa);
 	if (!qp)
-		bail("ibv_create_qp(IBV_QPT_UC)");
+		bail("ibv_create_qp(IBV_QPT_UC): %s", strerror(errno));
 }
 
 /* UC: RTR takes no responder resources or RNR timer, RTS no retries */
@@ -212,7 +155,7 @@ static void connect_qp(const struct info *me, const struct info *peer)
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		bail("modify to INIT");
+		bail("modify to INIT: %s", strerror(errno));
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = o.mtu;
@@ -225,12 +168,12 @@ static void connect_qp(const struct info *me, const struct info *peer)
 	a.ah_attr.port_num = 1;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
-		bail("modify to RTR");
+		bail("modify to RTR: %s", strerror(errno));
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = me->psn;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		bail("modify to RTS");
+		bail("modify to RTS: %s", strerror(errno));
 }
 
 static void post_recvs(void)
@@ -242,7 +185,7 @@ static void post_recvs(void)
 		wr.wr_id = i;
 		sge.addr = (uintptr_t)(buf + (size_t)i * o.size);
 		if (ibv_post_recv(qp, &wr, &bad))
-			bail("ibv_post_recv");
+			bail("ibv_post_recv: %s", strerror(errno));
 	}
 }
 
@@ -317,6 +260,63 @@ static int send_one(struct ibv_send_wr *wr)
 	return -2;
 }
 
+/*
+ * The state rules of a UC QP (IBTA ch. 10.3, the kernel's table of
+ * attributes per transition and QP type): no Q_Key at INIT, no responder
+ * resources or RNR timer at RTR, no retries or timeout at RTS; no posting
+ * before RTS. On a QP of its own, connected to nobody.
+ */
+static void t_states(void)
+{
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 8,
+			       .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	int base = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		   IBV_QP_ACCESS_FLAGS;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x1234,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_qp *q = ibv_create_qp(pd, &qa);
+
+	if (!ok(q != NULL, "states: a second UC QP"))
+		return;
+	ok(ibv_post_send(q, &wr, &bad) != 0, "states: post_send in RESET fails");
+	ok(ibv_modify_qp(q, &a, base | IBV_QP_QKEY) != 0,
+	   "states: RESET->INIT with a Q_Key fails (UD only)");
+	ok(!ibv_modify_qp(q, &a, base), "states: RESET->INIT");
+	ok(ibv_post_send(q, &wr, &bad) != 0, "states: post_send in INIT fails");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = o.mtu;
+	a.dest_qp_num = 1;
+	a.ah_attr.is_global = 1;
+	memcpy(a.ah_attr.grh.dgid.raw, gid_self, sizeof(gid_self));
+	a.ah_attr.grh.sgid_index = o.gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	a.max_dest_rd_atomic = 1;
+	base = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	       IBV_QP_RQ_PSN;
+	ok(ibv_modify_qp(q, &a, base | IBV_QP_MAX_DEST_RD_ATOMIC) != 0,
+	   "states: INIT->RTR with responder resources fails (RC only)");
+	ok(!ibv_modify_qp(q, &a, base), "states: INIT->RTR");
+	ok(ibv_post_send(q, &wr, &bad) != 0, "states: post_send in RTR fails");
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	ok(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT) != 0,
+	   "states: RTR->RTS with an ACK timeout fails (RC only)");
+	ok(!ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), "states: RTR->RTS");
+	ok(!ibv_destroy_qp(q), "states: destroy");
+}
+
 static void client(int fd, const struct info *peer)
 {
 	struct ibv_sge sge = { .length = o.size, .lkey = mr->lkey };
@@ -328,6 +328,7 @@ static void client(int fd, const struct info *peer)
 	uint8_t go;
 	int st;
 
+	t_states();
 	sge.addr = (uintptr_t)buf;
 	xfer(fd, &go, 1, false);	/* receives posted */
 	for (seq = 0; seq < o.n; seq++) {
@@ -399,13 +400,14 @@ int main(int argc, char **argv)
 		printf("TAP version 13\n");
 	setup();
 	if (ibv_query_gid(ctx, 1, o.gid_index, &gid))
-		bail("ibv_query_gid");
+		bail("ibv_query_gid: %s", strerror(errno));
 	me.qpn = qp->qp_num;
 	me.psn = (uint32_t)random() & 0xffffff;
 	memcpy(me.gid, gid.raw, 16);
+	memcpy(gid_self, gid.raw, 16);
 	me.addr = (uintptr_t)buf;
 	me.rkey = mr->rkey;
-	fd = sock_open();
+	fd = sock_pair(o.server, o.path, 0, now() + tmo(10));
 	xfer(fd, &me, sizeof(me), true);
 	xfer(fd, &peer, sizeof(peer), false);
 	connect_qp(&me, &peer);

@@ -74,6 +74,7 @@
 #include <infiniband/verbs.h>
 
 #include "ktap.h"
+#include "stream.h"
 #include "timing.h"
 
 #define MAGIC		0x55445646u	/* "UDVF" */
@@ -116,27 +117,6 @@ static struct opts o = {
 };
 
 static double t_end;
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static _Noreturn void bail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("Bail out! ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	fflush(stdout);
-	exit(2);
-}
 
 /* --- the device ------------------------------------------------------------ */
 struct dev {
@@ -369,102 +349,10 @@ struct rep {
 	uint32_t posted;	/* the receive's length */
 };
 
-static void xfer(int fd, void *buf, size_t len, bool out)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = out ? write(fd, p, len) : read(fd, p, len);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			bail("socket %s: %s", out ? "write" : "read",
-			     n ? strerror(errno) : "peer closed");
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-static void put(int fd, const void *b, size_t l) { xfer(fd, (void *)b, l, true); }
-static void get(int fd, void *b, size_t l) { xfer(fd, b, l, false); }
-
-static int sock_unix(const char *path, bool listen_)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
-		bail("unix socket %s", path);
-	strcpy(sa.sun_path, path);
-	if (listen_) {
-		unlink(path);
-		if (bind(fd, (void *)&sa, sizeof(sa)) || listen(fd, 1))
-			bail("bind %s: %s", path, strerror(errno));
-		return fd;
-	}
-	/* the server may start later than we do: retry until the deadline */
-	do {
-		if (!connect(fd, (void *)&sa, sizeof(sa)))
-			return fd;
-		usleep(50000);
-	} while (now() < t_end);
-	bail("connect %s: %s", path, strerror(errno));
-}
-
-static int sock_tcp(const char *host, int port, bool listen_)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
-				  .ai_flags = listen_ ? AI_PASSIVE : 0 };
-	struct addrinfo *ai, *a;
-	char ps[16];
-	int fd = -1, i, one = 1;
-
-	snprintf(ps, sizeof(ps), "%d", port);
-	if (getaddrinfo(host, ps, &hints, &ai))
-		bail("getaddrinfo %s", host ? host : "(any)");
-	for (i = 0; fd < 0 && (!i || now() < t_end); i++) {
-		for (a = ai; a; a = a->ai_next) {
-			fd = socket(a->ai_family, a->ai_socktype, 0);
-			if (fd < 0)
-				continue;
-			setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-			if (listen_ && !bind(fd, a->ai_addr, a->ai_addrlen) &&
-			    !listen(fd, 1))
-				break;
-			if (!listen_ && !connect(fd, a->ai_addr, a->ai_addrlen))
-				break;
-			close(fd);
-			fd = -1;
-		}
-		if (fd < 0)
-			usleep(50000);
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		bail("%s %s:%d: %s", listen_ ? "listen" : "connect",
-		     host ? host : "*", port, strerror(errno));
-	return fd;
-}
-
 /* a connected socket: the server takes one connection */
 static int sock_open(void)
 {
-	bool unix_ = o.peer && o.peer[0] == '/';
-	int lfd, c;
-
-	if (!o.server)
-		return unix_ ? sock_unix(o.peer, false) :
-			       sock_tcp(o.peer, o.port, false);
-	lfd = unix_ ? sock_unix(o.peer, true) : sock_tcp(NULL, o.port, true);
-	c = accept(lfd, NULL, NULL);
-	if (c < 0)
-		bail("accept: %s", strerror(errno));
-	close(lfd);
-	if (unix_)
-		unlink(o.peer);
-	return c;
+	return sock_pair(o.server, o.peer, o.port, t_end);
 }
 
 static void exchange(int fd, struct uqp *q, int nq, struct info *peer)
