@@ -70,4 +70,27 @@ int rc_qp_to_rts(struct ibv_qp *qp, const struct rc_conn *c)
 	return 0;
 }
 
+/*
+ * The GID index to use: @idx if given (>= 0), else the first RoCE v2 GID
+ * holding an IPv4-mapped address. Its GID in *@gid. Return: the index,
+ * or -1 if there is none or it cannot be read.
+ */
+static __attribute__((unused))
+int roce_gid_pick(struct ibv_context *ctx, int idx, union ibv_gid *gid)
+{
+	struct ibv_gid_entry e;
+	int i;
+
+	for (i = 0; idx < 0 && i < 64; i++) {
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			continue;
+		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+		    !memcmp(e.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
+			idx = i;
+	}
+	if (idx < 0 || ibv_query_gid(ctx, 1, idx, gid))
+		return -1;
+	return idx;
+}
+
 #endif /* SOFTRC_VERBS_RC_CONN_H */

@@ -401,25 +401,11 @@ static struct ctx c;
 
 static void pick_gid(void)
 {
-	struct ibv_gid_entry e;
-	int i;
+	int idx = roce_gid_pick(c.ctx, o.gid_idx, &c.gid);
 
-	if (o.gid_idx < 0) {
-		/* the first RoCE v2 GID holding an IPv4-mapped address */
-		for (i = 0; i < 64; i++) {
-			if (ibv_query_gid_ex(c.ctx, 1, i, &e, 0))
-				continue;
-			if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-			    !memcmp(e.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12)) {
-				o.gid_idx = i;
-				break;
-			}
-		}
-		if (o.gid_idx < 0)
-			bail("no RoCE v2 IPv4 GID on %s (use -g)", o.dev);
-	}
-	if (ibv_query_gid(c.ctx, 1, o.gid_idx, &c.gid))
-		bail("ibv_query_gid %d", o.gid_idx);
+	if (idx < 0)
+		bail("no RoCE v2 IPv4 GID %d on %s (use -g)", o.gid_idx, o.dev);
+	o.gid_idx = idx;
 }
 
 static void open_dev(void)
