@@ -46,12 +46,15 @@ exec 9>"$cache/.build.lock"
 flock 9
 
 # Modules the VM suites load (directly, or through autoload: veth for the
-# namespace pair, netem for the lossy links), the RDMA core, rxe for the
-# coexistence test, and the kernel ULPs softrc is meant to carry.
+# namespace pair, netem for the lossy links, VLAN and macvlan devices for
+# vlan.sh), the RDMA core, rxe for the coexistence test, and the kernel
+# ULPs softrc is meant to carry (NVMe-oF, NFS, iSER with its SCSI disk).
 mods=(ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
 	udp_tunnel ip6_udp_tunnel veth sch_netem crc32_generic libcrc32c
 	nvme_fabrics nvme_rdma nvmet nvmet_rdma null_blk brd
-	rpcrdma nfsd nfs nfsv4 sunrpc)
+	rpcrdma nfsd nfs nfsv4 sunrpc
+	8021q macvlan ib_iser ib_isert iscsi_target_mod target_core_mod
+	scsi_transport_iscsi libiscsi sd_mod)
 # Built in, so the initramfs needs to load nothing.
 builtin=(VIRTIO VIRTIO_PCI VIRTIO_PCI_LIB VIRTIO_PCI_LIB_LEGACY VIRTIO_NET
 	VIRTIO_RING NET_FAILOVER FAILOVER NET_9P NET_9P_VIRTIO 9P_FS OVERLAY_FS
