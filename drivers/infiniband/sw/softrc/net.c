@@ -357,13 +357,13 @@ static bool softrc_rx_mcast(struct softrc_dev *sdev, struct sk_buff *skb,
 	else
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
 				       (struct in6_addr *)mgid.raw);
+	/* one verdict for all: every member is a UD QP */
+	status = softrc_parse_qp(bth, skb_headlen(skb) - udp, skb->len - udp,
+				 SOFTRC_PMTU_MAX, SOFTRC_OPCODE_UD, &pkt);
 	list_for_each_entry_rcu(mc, &sdev->dp->mc_list, node) {
 		if (memcmp(&mc->mgid, &mgid, sizeof(mgid)) ||
 		    !refcount_inc_not_zero(&mc->qp->ref))
 			continue;
-		status = softrc_parse_qp(bth, skb_headlen(skb) - udp,
-					 skb->len - udp, SOFTRC_PMTU_MAX,
-					 SOFTRC_OPCODE_UD, &pkt);
 		softrc_rx_qp(mc->qp, skb, bth, ipv6, &pkt, status);
 		softrc_qp_put(mc->qp);
 		any = true;
