@@ -1217,6 +1217,16 @@ int softrc_dealloc_mw(struct ib_mw *ibmw)
 	return 0;
 }
 
+/*
+ * xa_init_flags() gives every xarray set up in one file one lockdep
+ * class. The AH table's lock is taken with IRQs off, also under a QP's
+ * lock (a UD or GSI post, softrc_swr_ud_dest); the MR table's in
+ * process context with softirqs on. One class for both is a lock seen
+ * taken both ways: the debug kernel's lockdep reported it when ib_cm
+ * posted a MAD (nfsrdma.sh). Each gets its own.
+ */
+static struct lock_class_key softrc_ah_xa_class;
+
 /**
  * softrc_obj_dev_init() - set up a device's object tables
  * @sdev:	the device, before registration
@@ -1226,6 +1236,7 @@ void softrc_obj_dev_init(struct softrc_dev *sdev)
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	atomic_set(&sdev->num_mw, 0);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	lockdep_set_class(&sdev->ah_xa.xa_lock, &softrc_ah_xa_class);
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC1);
 	atomic_set(&sdev->num_cq, 0);
 }
