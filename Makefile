@@ -12,6 +12,8 @@
 #   make sparse       sparse (C=2) with endian checks
 #   make fuzz | coverage | bench-core   protocol core on the host
 #   make bench        perftest on softrc and on rxe (one VM boot each), ratios
+#   make bench-profile  where a message's instructions go, stage by stage,
+#                     on softrc and on rxe (perf in the VM, icount clock)
 #   make soak         SOAK_MINUTES=N (default 20) of rc_verify on 64 RC
 #                     connections under netem, QPs and devices re-created,
 #                     then a one-screen summary (not part of check)
@@ -30,7 +32,7 @@ RESULTS		:= $(TOP)/build/results
 
 .PHONY: all modules deps clean check check-host check-vm check-harness \
 	style sparse demo fuzz coverage bench-core verbs check-interop bench \
-	check-debug soak
+	check-debug soak bench-profile
 all: modules
 
 $(KDIR)/Makefile:
@@ -96,6 +98,9 @@ check-debug: deps
 
 bench: modules
 	tools/bench/bench.sh
+
+bench-profile: modules
+	tools/bench/profile.sh
 
 # Soak (selftests/vm/soak/soak.sh): one VM boot, SOAK_MINUTES of traffic
 # plus a margin for the last QP lives to drain; 3 GiB for 128 processes
