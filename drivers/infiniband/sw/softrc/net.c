@@ -677,6 +677,37 @@ static void softrc_push_ip6(const struct softrc_path *p, struct sk_buff *skb,
 #define SOFTRC_FRAG_MIN		512
 
 /*
+ * An skb with @size bytes of head for a packet of @qp. Where the head
+ * (with its skb_shared_info) fits in a page it is carved from the QP's
+ * page fragment: skb_page_frag_refill() starts a page over, as it is,
+ * once every packet built from it has been freed, so a head costs
+ * neither a slab allocation nor the zeroing init_on_alloc does of every
+ * new slab object, which was most of the cost of building a small packet
+ * (Documentation/performance.rst). What a packet sends is all written by
+ * its builder; the rest of a reused head is never sent.
+ */
+static struct sk_buff *softrc_skb_alloc(struct softrc_qp *qp, u32 size)
+{
+	u32 len = SKB_DATA_ALIGN(size) +
+		  SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	struct page_frag *pf = &qp->tx_frag;
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&qp->lock);
+	if (len > PAGE_SIZE)
+		return alloc_skb(size, GFP_ATOMIC);
+	pf->offset = ALIGN(pf->offset, SMP_CACHE_BYTES);
+	if (!skb_page_frag_refill(len, pf, GFP_ATOMIC))
+		return NULL;
+	skb = build_skb(page_address(pf->page) + pf->offset, len);
+	if (!skb)
+		return NULL;
+	get_page(pf->page);
+	pf->offset += len;
+	return skb;
+}
+
+/*
  * One skb with IP, UDP and RoCE headers in its head and room for @room
  * more bytes. The lengths in the IP and UDP headers already count the
  * payload, pad and ICRC, however they are added later.
@@ -692,7 +723,7 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp,
 	struct sk_buff *skb;
 	u32 l4len;
 
-	skb = alloc_skb(head + SOFTRC_HDRS_MAX + room, GFP_ATOMIC);
+	skb = softrc_skb_alloc(qp, head + SOFTRC_HDRS_MAX + room);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, head);
@@ -766,20 +797,21 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
 					const struct softrc_buf *payload)
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
-	struct page_frag *pf = &qp->tx_trailer;
+	struct page_frag *pf = &qp->tx_frag;
 	static const u8 zero[4];
 	struct sk_buff *skb;
 	u32 crc;
 	int err;
 	u8 *t;
 
-	if (!skb_page_frag_refill(8, pf, GFP_ATOMIC))
-		return NULL;
 	skb = softrc_skb_hdrs(qp, p, odev, pkt, 0);
 	if (!skb)
 		return NULL;
 	crc = softrc_skb_icrc(p, skb, 0);
 	err = softrc_glue_frags(qp, payload, skb, &crc);
+	/* the trailer's room after the head's: both come from @pf */
+	if (!err && !skb_page_frag_refill(8, pf, GFP_ATOMIC))
+		err = -ENOMEM;
 	if (err) {
 		kfree_skb(skb);
 		return err == -EFAULT ? ERR_PTR(err) : NULL;

@@ -1631,8 +1631,8 @@ static void softrc_qp_free(struct softrc_qp *qp)
 	bitmap_free(qp->rq_bad);
 	kvfree(qp->pwc);
 	kvfree(qp->core_res);
-	if (qp->tx_trailer.page)
-		put_page(qp->tx_trailer.page);
+	if (qp->tx_frag.page)
+		put_page(qp->tx_frag.page);
 	dst_cache_destroy(&qp->dst_cache);
 }
 

@@ -214,7 +214,8 @@ struct softrc_tx_batch {
  * @rx_vlan:	... on this VLAN (its VLAN device), else 0xffff (under @lock)
  * @timer:	retry and RNR timers (timers.c)
  * @tx_task:	TX continuation after a burst budget
- * @tx_trailer:	page the pad + ICRC of fragment-built packets come from
+ * @tx_frag:	page the heads of built packets and the pad + ICRC of
+ *		fragment-built ones come from (net.c), under @lock
  * @tx_ip_id:	IPv4 ID of the next packet (per QP, as a connected socket)
  * @tx_batch:	packets built but not yet sent (net.c), under @lock
  */
@@ -274,7 +275,7 @@ struct softrc_qp {
 	u16 rx_vlan;
 	struct hrtimer timer[SOFTRC_TIMER_NR];
 	struct tasklet_struct tx_task;
-	struct page_frag tx_trailer;
+	struct page_frag tx_frag;
 	u16 tx_ip_id;
 	struct softrc_tx_batch tx_batch;
 };
