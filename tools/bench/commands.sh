@@ -29,4 +29,3 @@ if [ "${BENCH_CLOCK:-}" = icount ]; then
 	commands=$(printf '%s\n' "$commands" | grep -v '^write_lat ' |
 		sed 's/ ib_send_\(bw\|lat\) / ib_send_\1 -e /')
 fi
-

@@ -30,10 +30,11 @@ ORDER = [TX_CRC, RX_CRC, TX_ALLOC, TX_BUILD, "TX: IP output, device", FREE_SKB,
          "TX: SQ pull, WQE checks", "TX: requester engine", "syscall, uverbs",
          "user space (perftest, librxe)", "other kernel"]
 
-# Stage anchors: the frame nearest the leaf that starts with one of these
-# names (exact, or a prefix where it ends in "*") decides the stage (the receive softirq can run nested in a
-# transmit, when bottom halves are re-enabled there, and the other way
-# round); "@user" is a frame outside the kernel
+# Stage anchors: the frame nearest the leaf that is one of these names
+# (exact, or a prefix where the name ends in "*") decides the stage (the
+# receive softirq can run nested in a transmit, when bottom halves are
+# re-enabled there, and the other way round); "@user" is a frame outside
+# the kernel
 ANCHORS = [
     (IDLE, ("native_safe_halt", "default_idle*", "cpuidle_*")),
     (TX_BUILD, ("softrc_skb_build", "softrc_skb_hdrs", "softrc_skb_copy", "softrc_skb_frags",
