@@ -20,6 +20,8 @@
 #   srq limit: selftests/verbs/kmod/softrc_srq_test.ko, a kernel ULP whose
 #     SRQ limit event handler posts to the QP at once (H4: the event is no
 #     longer dispatched under that QP's lock)
+#   qpmem: the kernel memory 256 RC QPs took comes back when they are
+#     destroyed (tools/bench/qpmem, which make bench runs for its figure)
 #   memcg: a large QP's memory is charged to its creator's memory cgroup
 #   hold: `rdma link del`, `ip link del` of the netdev and `ip netns del`
 #     of the netdev's namespace complete within seconds while a process
@@ -144,6 +146,19 @@ fi
 section "overrun: one CQ_ERR, one QP_FATAL, QP in ERROR, later completions dropped" "$LIMITS" s0 overrun
 check "overrun: counted (cq_overruns >= 1, cq_wc_dropped >= 3)" \
 	bash -c '[ "$(counter s0 cq_overruns)" -ge 1 ] && [ "$(counter s0 cq_wc_dropped)" -ge 3 ]'
+
+# --- QP memory: what 256 RC QPs take, they give back ------------------------
+# tools/bench/qpmem (make bench's per-QP figure): the kernel's share of the
+# memory 256 QPs took must come back when they, their CQ and PD are gone
+# (at least 3/4 of it: freed pages may wait in per-CPU lists for a while)
+qpmem_returns() {
+	local out per back
+	out=$("$REPO/tools/bench/qpmem" s0 256) || return 1
+	echo "$out"
+	read -r _ _ _ _ per _ back <<<"$out"
+	[ "$per" -gt 0 ] && [ "$back" -ge $((per * 256 * 3 / 4)) ]
+}
+check "qpmem: 256 QPs' kernel memory comes back after destroy" qpmem_returns
 
 # --- F3: user rings that never stop filling ----------------------------------
 if [ "$(nproc)" -ge 2 ]; then
