@@ -11,7 +11,9 @@
 #   make style        checkpatch --strict on our sources
 #   make sparse       sparse (C=2) with endian checks
 #   make fuzz | coverage | bench-core   protocol core on the host
-#   make bench        perftest on softrc and on rxe (one VM boot each), ratios
+#   make bench        perftest on softrc and on rxe (one VM boot each), ratios,
+#                     and the cost curves (size, QPs, latency percentiles,
+#                     kernel memory per QP) as tables and build/bench/*.svg
 #   make bench-profile  where a message's instructions go, stage by stage,
 #                     on softrc and on rxe (perf in the VM, icount clock)
 #   make soak         SOAK_MINUTES=N (default 20) of rc_verify on 64 RC
@@ -60,6 +62,7 @@ check: deps
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	$(MAKE) -C $(KDIR) M=$(TOP) W=1 KCFLAGS=-Werror modules
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
+	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
 	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
 	@$(MAKE) --no-print-directory check-vm
 	@$(MAKE) --no-print-directory check-interop
@@ -68,6 +71,7 @@ check: deps
 check-host:
 	@mkdir -p $(RESULTS)
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
+	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
 
 check-harness:
 	@mkdir -p $(RESULTS)
@@ -82,9 +86,11 @@ check-vm: modules verbs
 	@tools/testing/vm-ktap $(RESULTS)/vm.log $(RESULTS)/vm.status \
 		> $(RESULTS)/vm.ktap
 
-# libibverbs test programs the VM suites run (selftests/verbs/*.c)
+# libibverbs test programs the VM suites run (selftests/verbs/*.c, and
+# tools/bench/qpmem, which limits.sh runs too)
 verbs:
 	$(MAKE) -C selftests/verbs
+	$(MAKE) -C tools/bench
 
 # Interop with Linux rxe: two VMs (softrc and rdma_rxe) on a QEMU socket
 # network; runs on the host, outside run_all.sh.
@@ -96,7 +102,7 @@ check-interop: modules verbs
 check-debug: deps
 	tools/testing/check-debug.sh
 
-bench: modules
+bench: modules verbs
 	tools/bench/bench.sh
 
 bench-profile: modules

@@ -8,7 +8,13 @@
 # veth in two netns; rxe, which cannot use a netns in 6.1: the
 # policy-routing topology of tools/vectors/capture.sh). Prints one table
 # per path with softrc/rxe ratios. Bandwidths are MB/s, rates Mpps,
-# latencies usec (t_typical; for them a ratio below 1 is better).
+# latencies usec (t_typical and p99 at 2 B; for them a ratio below 1 is
+# better). Then the cost curves (tools/bench/curves.py; BENCH_CURVES=0
+# leaves them out), on BENCH_CURVE_PATHS (default wire), one run a point
+# in each boot: bandwidth against message size (64 B to 1 MiB) for
+# WRITE, READ and SEND, the 64 B message rate against QPs (1 to 256),
+# latency at 4 KiB, the kernel memory of one QP (tools/bench/qpmem), as
+# tables and as build/bench/{bandwidth,qps,latency}.{svg,png}.
 # Under QEMU TCG consecutive runs of one command differ by up to a half,
 # for either driver, so each number is the median of BENCH_RUNS runs
 # (default 3) in each of BENCH_ROUNDS boots per driver (default 2), the
@@ -70,6 +76,8 @@ for ((round = 1; round <= ${BENCH_ROUNDS:-2}; round++)); do
 			--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$boot" "${env[@]}" \
 			--env BENCH_CLOCK="$clock" \
 			--env BENCH_N="${BENCH_N:-1}" --env BENCH_RUNS="${BENCH_RUNS:-3}" \
+			--env BENCH_CURVES="${BENCH_CURVES:-1}" \
+			--env BENCH_CURVE_PATHS="${BENCH_CURVE_PATHS:-wire}" \
 			${BENCH_ONLY:+--env BENCH_ONLY="$BENCH_ONLY"} \
 			${BENCH_PATHS:+--env BENCH_PATHS="$BENCH_PATHS"} \
 			-- tools/bench/guest.sh >"$log" 2>&1 ||
@@ -105,10 +113,11 @@ def interval(a, b):
     return r[100], r[1899]
 metrics = ["write_bw_64k", "write_bw_4k", "read_bw_64k", "read_bw_4k",
            "send_bw_64k", "send_bw_4k", "msg_rate_64B_q8", "atomic_rate",
-           "write_lat", "send_lat", "read_lat"]
+           "write_lat", "send_lat", "read_lat",
+           "write_lat_p99", "send_lat_p99", "read_lat_p99"]
 # perftest prints rates in Mpps; under TCG they are a few thousand per s
-units = {"msg_rate_64B_q8": "kpps", "atomic_rate": "kpps", "write_lat": "us",
-         "send_lat": "us", "read_lat": "us"}
+units = {"msg_rate_64B_q8": "kpps", "atomic_rate": "kpps"}
+units.update({m: "us" for m in metrics if "_lat" in m})
 scale = {"kpps": 1000.0}
 # columns: every driver's median, then each ratio against the last driver
 # (rxe), then softrc/softrc-base when both are there
@@ -154,3 +163,8 @@ if clock == "icount":
 if ab:
     print("softrc more than 10 % worse than softrc-base: " + (", ".join(worse) or "none"))
 PY
+# the cost curves: tables, and plots under build/bench/ (gnuplot)
+if [ "${BENCH_CURVES:-1}" != 0 ]; then
+	# shellcheck disable=SC2086 # one argument a driver
+	python3 tools/bench/curves.py "$out" $drivers
+fi

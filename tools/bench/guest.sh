@@ -23,18 +23,42 @@ trap topo_cleanup EXIT
 
 . "$REPO/tools/bench/commands.sh"
 
-# b DRIVER PATH METRIC COLUMN TOOL ARGS...: one perftest pair, one
-# "BENCH DRIVER PATH METRIC VALUE" line (nan for a failed run); the host
-# (bench.sh) takes the medians.
+# b DRIVER PATH METRICS COLUMNS TOOL ARGS...: one perftest pair, a
+# "BENCH DRIVER PATH METRIC VALUE" line for each metric of the
+# comma-separated METRICS, read from the matching one of COLUMNS (nan
+# for a failed run); the host (bench.sh) takes the medians.
 b() {
-	local drv=$1 path=$2 metric=$3 col=$4 v=
+	local drv=$1 path=$2 metrics=$3 cols=$4 row='' m c i
 	shift 4
-	if pp_pair "$path $metric" "$@" -F -u 18 >/dev/null; then
-		v=$(printf '%s\n' "$PP_OUT" | grep -E '^ +[0-9]+ +[0-9]+ ' | tail -1 | awk -v c="$col" '{ print $c }')
+	if pp_pair "$path ${metrics%%,*}" "$@" -F -u 18 >/dev/null; then
+		row=$(printf '%s\n' "$PP_OUT" | grep -E '^ +[0-9]+ +[0-9]+ ' | tail -1)
 	else
 		printf '%s\n' "$PP_OUT" | tail -5 | sed 's/^/# /'
 	fi
-	echo "BENCH $drv $path $metric ${v:-nan}"
+	IFS=, read -r -a m <<<"$metrics"
+	IFS=, read -r -a c <<<"$cols"
+	for i in "${!m[@]}"; do
+		echo "BENCH $drv $path ${m[i]} $(awk -v c="${c[i]}" '{ v = $c } END { print v == "" ? "nan" : v }' <<<"$row")"
+	done
+}
+
+# qpmem DRIVER PATH: the kernel memory an RC QP costs (tools/bench/qpmem.c,
+# 256 QPs on the client's device), in KiB
+qpmem() {
+	local out v=nan
+	if out=$($RUN_A "$REPO/tools/bench/qpmem" "$DEV_A" 256 2>&1); then
+		v=$(awk '$1 == "QPMEM" { printf "%.1f", $5 / 1024 }' <<<"$out")
+	else
+		echo "# qpmem: $out"
+	fi
+	echo "BENCH $1 $2 qp_kernel_kib ${v:-nan}"
+}
+
+# the curves run on BENCH_CURVE_PATHS (default wire) in the first round
+# of the boot; BENCH_CURVES=0 leaves them out
+run_curves() {
+	[ "${BENCH_CURVES:-1}" != 0 ] && [ "$round" = 0 ] &&
+		[[ " ${BENCH_CURVE_PATHS:-wire} " == *" $path "* ]]
 }
 
 kos=${BENCH_KOS:-$SOFTRC_DRIVER=$SOFTRC_KO}
@@ -45,11 +69,15 @@ for path in ${BENCH_PATHS:-loop wire}; do
 		for kv in $order; do
 			name=${kv%%=*} SOFTRC_KO=${kv#*=}
 			topo_up "$path" || { echo "# $name $path: topology failed"; topo_cleanup; continue; }
+			list=$commands
+			run_curves && list+=$'\n'$curves
 			while read -r metric col cmd; do
-				[ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $metric "* ]] || continue
+				[ -n "$metric" ] || continue
+				[ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" ${metric%%,*} "* ]] || continue
 				# shellcheck disable=SC2086 # cmd is a tool and its words
 				b "$name" "$path" "$metric" "$col" $cmd
-			done <<<"$commands"
+			done <<<"$list"
+			run_curves && qpmem "$name" "$path"
 			topo_cleanup
 		done
 	done

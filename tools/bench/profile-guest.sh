@@ -32,6 +32,7 @@ cost_per_msg() {
 for path in ${PROF_PATHS:-wire loop}; do
 	topo_up "$path" || { echo "# $path: topology failed"; exit 1; }
 	while read -r metric _ cmd; do
+		metric=${metric%%,*}
 		[[ " ${PROF_ONLY:-msg_rate_64B_q8 write_bw_64k} " == *" $metric "* ]] || continue
 		# shellcheck disable=SC2086 # cmd is a tool and its words
 		if ! pp_pair "$path $metric" $cmd -F -u 18 >/dev/null; then
