@@ -15,6 +15,11 @@
 # PROF_HZ=500 (samples per second of guest time), PROF_SYMS=N lists
 # each stage's N costliest functions. The raw guest output is in
 # build/bench/profile.DRIVER.log.
+# PROF_CLOCK=wall boots the same one-vCPU guest under plain TCG instead:
+# costs are then ns of guest time, which is the host's wall time, so
+# they move with the host's speed, but the shares say where TCG's time
+# goes (a string copy or a table lookup costs more there than its
+# instruction count says).
 # Caveats: icount counts instructions, not cycles (a `rep stosb` counts
 # once per byte, a pclmul as one), and perf's own sampling costs are
 # left out of the shares, not out of the time.
@@ -25,11 +30,19 @@ tools/setup/deps.sh linux-perf || exit 1
 out=build/bench
 mkdir -p "$out"
 : >"$out/stages.txt"
+clock=${PROF_CLOCK:-icount}
+case $clock in
+icount) accel=icount unit="guest instructions" ;;
+wall) accel= unit="ns of guest time (TCG wall clock)" ;;
+*) echo "bench-profile: PROF_CLOCK must be icount or wall" >&2; exit 1 ;;
+esac
 for d in ${PROF_DRIVERS:-softrc rxe}; do
 	echo "bench-profile: $d ..." >&2
 	log=$out/profile.$d.log
-	SOFTRC_VM_ACCEL=icount tools/vm/run.sh --timeout "${PROF_TIMEOUT:-3600}" --smp 1 \
+	# BENCH_CLOCK=icount: commands.sh's one-vCPU forms of the commands
+	SOFTRC_VM_ACCEL=$accel tools/vm/run.sh --timeout "${PROF_TIMEOUT:-3600}" --smp 1 \
 		--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$d" --env BENCH_CLOCK=icount \
+		--env PROF_CLOCK="$clock" --env PROF_UNIT="$unit" \
 		${PROF_PATHS:+--env PROF_PATHS="$PROF_PATHS"} \
 		${PROF_ONLY:+--env PROF_ONLY="$PROF_ONLY"} \
 		${PROF_N:+--env PROF_N="$PROF_N"} ${PROF_HZ:+--env PROF_HZ="$PROF_HZ"} \
@@ -38,10 +51,11 @@ for d in ${PROF_DRIVERS:-softrc rxe}; do
 	sed -n 's/^\(\(STAGE\|SYM\) .*[0-9]\)\r\{0,1\}$/\1/p' "$log" >>"$out/stages.txt"
 done
 
-python3 - "$out/stages.txt" "${PROF_SYMS:-0}" <<'PY'
+python3 - "$out/stages.txt" "${PROF_SYMS:-0}" "$unit" <<'PY'
 import sys
 rows, drivers, keys, syms = {}, [], [], {}
 nsyms = int(sys.argv[2])
+unit = sys.argv[3]
 for line in open(sys.argv[1]):
     if line.startswith("SYM "):
         _, d, path, metric, stage, sym, share = line.split()
@@ -55,7 +69,7 @@ for line in open(sys.argv[1]):
     rows.setdefault((path, metric), {}).setdefault(stage, {})[d] = (float(share), float(cost))
 for path, metric in keys:
     t = rows[(path, metric)]
-    print(f"\n{path} path, {metric}: guest instructions per message (share of busy time)")
+    print(f"\n{path} path, {metric}: {unit} per message (share of busy time)")
     print(f"  {'stage':<44}" + "".join(f" {d:>18}" for d in drivers))
     for stage, per in t.items():
         if stage == "samples":
