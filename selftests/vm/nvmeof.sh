@@ -65,13 +65,13 @@ nvmf_modules() {
 	# RDMA frame on either chain), and then switches itself off for the
 	# rest of the boot. multipath=N keeps lockdep on for every softrc path
 	# this suite drives; Debian's kernel (no lockdep) keeps the default.
-	if [ -e /proc/lockdep ] && [ ! -d /sys/module/nvme_core ]; then
-		run t 60 modprobe nvme_core multipath=N || return 1
-	fi
-	if [ -e /proc/lockdep ] &&
-	   [ "$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)" != N ]; then
-		echo "nvme_core multipath is on under lockdep"
-		return 1
+	if [ -e /proc/lockdep ]; then
+		[ -d /sys/module/nvme_core ] ||
+			run t 60 modprobe nvme_core multipath=N || return 1
+		if [ "$(cat /sys/module/nvme_core/parameters/multipath 2>/dev/null)" != N ]; then
+			echo "nvme_core multipath is on under lockdep"
+			return 1
+		fi
 	fi
 	# nvmet pulls in configfs, which creates the mount point
 	run t 60 modprobe null_blk nr_devices=0 &&

@@ -47,9 +47,11 @@ done
 # the SEND tests wait for completions by events, so that the vCPU runs
 # the sender and receiver in turn; ib_write_lat has no events mode and
 # two pollers on one vCPU measure the scheduler's tick, so it is left out.
+one_vcpu() {
+	printf '%s\n' "$1" | grep -v '^write_lat' |
+		sed 's/ ib_send_\(bw\|lat\) / ib_send_\1 -e /'
+}
 if [ "${BENCH_CLOCK:-}" = icount ]; then
-	commands=$(printf '%s\n' "$commands" | grep -v '^write_lat' |
-		sed 's/ ib_send_\(bw\|lat\) / ib_send_\1 -e /')
-	curves=$(printf '%s' "$curves" | grep -v '^write_lat' |
-		sed 's/ ib_send_\(bw\|lat\) / ib_send_\1 -e /')
+	commands=$(one_vcpu "$commands")
+	curves=$(one_vcpu "$curves")
 fi
