@@ -114,7 +114,7 @@ def interval(a, b):
 metrics = ["write_bw_64k", "write_bw_4k", "read_bw_64k", "read_bw_4k",
            "send_bw_64k", "send_bw_4k", "msg_rate_64B_q8", "atomic_rate",
            "write_lat", "send_lat", "read_lat",
-           "write_lat_p99", "send_lat_p99", "read_lat_p99"]
+           "write_lat_p99", "send_lat_p99", "read_lat_p99", "memcpy"]
 # perftest prints rates in Mpps; under TCG they are a few thousand per s
 units = {"msg_rate_64B_q8": "kpps", "atomic_rate": "kpps"}
 units.update({m: "us" for m in metrics if "_lat" in m})
@@ -126,6 +126,11 @@ ref = drivers[-1]
 pairs = [(d, ref) for d in drivers[:-1]]
 if "softrc" in drivers and "softrc-base" in drivers and ("softrc", "softrc-base") not in pairs:
     pairs.append(("softrc", "softrc-base"))
+def spread(v):
+    """(max - min) / median of a metric's runs, in per cent"""
+    if len(v) < 2 or not statistics.median(v):
+        return "-"
+    return f"{100 * (max(v) - min(v)) / statistics.median(v):.0f}"
 def cell(v, w=10):
     return f"{v:{w}.2f}" if v is not None else f"{'-':>{w}}"
 ab = ("softrc", "softrc-base") if ("softrc", "softrc-base") in pairs else None
@@ -136,7 +141,7 @@ for path in ("loop", "wire"):
     head += "".join(f" {x + '/' + y:>{max(12, len(x) + len(y) + 2)}}" for x, y in pairs)
     if ab:
         head += f" {'90% interval':>13}"
-    print(f"  {'metric':<18} {'unit':<5}{head} {'runs':>8}")
+    print(f"  {'metric':<18} {'unit':<5}{head} {'runs':>8} {'spread %':>13}")
     for m in metrics:
         k = scale.get(units.get(m), 1.0)
         vals = {d: res.get((d, path, m)) for d in drivers}
@@ -154,9 +159,21 @@ for path in ("loop", "wire"):
             if r is not None and (r > 1.1 if units.get(m) == "us" else r < 0.9):
                 worse.append(f"{path} {m} {r:.2f}")
         n = "/".join(str(len(runs.get((d, path, m), []))) for d in drivers)
-        print(f"  {m:<18} {units.get(m, 'MB/s'):<5}{row} {n:>8}")
+        sp = "/".join(spread(runs.get((d, path, m), [])) for d in drivers)
+        print(f"  {m:<18} {units.get(m, 'MB/s'):<5}{row} {n:>8} {sp:>13}")
+    share = []
+    for d in drivers:
+        mc = res.get((d, path, "memcpy"))
+        if mc:
+            share.append(f"{d} " + ", ".join(
+                f"{op} {100 * res[(d, path, op + '_bw_64k')] / mc:.0f} %"
+                for op in ("write", "read", "send") if (d, path, op + "_bw_64k") in res))
+    if share:
+        print("  64 KiB bandwidth as a share of memcpy in the same boots: " + "; ".join(share))
 print("\n(latency: lower is better, so a ratio below 1 favours the first driver;")
-print(" each number is the median of the runs counted in the last column)")
+print(" each number is the median of the runs counted in the runs column;")
+print(" spread is (max - min) / median of those runs, per driver; memcpy is")
+print(" tools/bench/memcpy on one vCPU of each boot)")
 if clock == "icount":
     print("(icount: one vCPU, guest time 8 ns per instruction executed: these are")
     print(" instruction costs, not speeds; SEND tests wait by events)")

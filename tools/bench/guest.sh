@@ -54,6 +54,14 @@ qpmem() {
 	echo "BENCH $1 $2 qp_kernel_kib ${v:-nan}"
 }
 
+# memcpy DRIVER PATH: what one vCPU copies per second in this boot
+# (tools/bench/memcpy.c), the ceiling the bandwidth rows are read against
+memcpy_rate() {
+	local v
+	v=$("$REPO/tools/bench/memcpy" 1 | awk '$1 == "MEMCPY" { print $3 }')
+	echo "BENCH $1 $2 memcpy ${v:-nan}"
+}
+
 # the curves run on BENCH_CURVE_PATHS (default wire) in the first round
 # of the boot; BENCH_CURVES=0 leaves them out
 run_curves() {
@@ -69,6 +77,7 @@ for path in ${BENCH_PATHS:-loop wire}; do
 		for kv in $order; do
 			name=${kv%%=*} SOFTRC_KO=${kv#*=}
 			topo_up "$path" || { echo "# $name $path: topology failed"; topo_cleanup; continue; }
+			memcpy_rate "$name" "$path"
 			list=$commands
 			run_curves && list+=$'\n'$curves
 			while read -r metric col cmd; do
