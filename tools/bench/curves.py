@@ -129,7 +129,8 @@ def gnuplot_script(path, drivers, out):
               f"set output '{out}/bandwidth.{ext}'",
               "set multiplot layout 1,3 title 'bandwidth against message size, "
               f"{path} path (MB/s)'",
-              "set logscale xy 2", "set format x '%.0b%B'", "set xlabel 'message size (bytes)'"]
+              "set logscale xy 2", "set format x '%.0b%B'", "set xtics rotate by -45",
+              "set key top left inside", "set xlabel 'message size (bytes)'"]
         for i, op in enumerate(OPS):
             cols = ", ".join(f"'curves/bw.{path}.dat' using 1:{2 + i * n + j} title '{d}'"
                              for j, d in enumerate(drivers))
