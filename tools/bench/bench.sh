@@ -90,16 +90,10 @@ done
 # shellcheck disable=SC2086 # one argument a driver
 python3 - "$out" "$clock" $drivers <<'PY'
 import random, statistics, sys
+sys.path.insert(0, "tools/bench")
+from curves import load_runs
 out, clock, drivers = sys.argv[1], sys.argv[2], sys.argv[3:]
-runs = {}
-for line in open(f"{out}/runs.txt"):
-    d, path, metric, val = line.split()
-    try:
-        v = float(val)
-    except ValueError:
-        continue
-    if v == v and v != float("inf"):
-        runs.setdefault((d, path, metric), []).append(v)
+runs = load_runs(out)
 res = {k: statistics.median(v) for k, v in runs.items()}
 rng = random.Random(1)
 

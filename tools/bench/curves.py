@@ -32,7 +32,13 @@ def size_name(s):
     return f"{s >> 20}M" if s >= 1 << 20 else f"{s >> 10}K" if s >= 1024 else f"{s}"
 
 
-def load(out):
+def load_runs(out):
+    """{(driver, path, metric): [values]} from OUT/runs.txt. A failed run
+    (nan) is left out, and so is a 0: under TCG perftest now and then
+    prints 0 for a run that completed (for either driver, about one run
+    in seventy; its cycle-counter clock is the suspect), and a completed
+    run cannot have moved nothing. Either shows as a run fewer in the
+    table's runs column."""
     runs = {}
     with open(os.path.join(out, "runs.txt")) as f:
         for line in f:
@@ -41,9 +47,13 @@ def load(out):
                 v = float(val)
             except ValueError:
                 continue
-            if v == v and v != float("inf"):
+            if v == v and 0 < v < float("inf"):
                 runs.setdefault((d, path, metric), []).append(v)
-    return {k: statistics.median(v) for k, v in runs.items()}
+    return runs
+
+
+def load(out):
+    return {k: statistics.median(v) for k, v in load_runs(out).items()}
 
 
 def fmt(v, w=9, p=2):
