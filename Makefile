@@ -137,7 +137,7 @@ check-harness:
 # kernel log clean) becomes two more results.
 check-vm: modules verbs
 	@mkdir -p $(RESULTS)
-	@tools/vm/run.sh --timeout 1800 -- selftests/vm/run_all.sh 2>&1 | \
+	@tools/vm/run.sh --timeout 3000 -- selftests/vm/run_all.sh 2>&1 | \
 		tee $(RESULTS)/vm.log; echo "$${PIPESTATUS[0]}" > $(RESULTS)/vm.status
 	@tools/testing/vm-ktap $(RESULTS)/vm.log $(RESULTS)/vm.status \
 		> $(RESULTS)/vm.ktap
