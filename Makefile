@@ -16,6 +16,10 @@
 #                     kernel memory per QP) as tables and build/bench/*.svg
 #   make bench-profile  where a message's instructions go, stage by stage,
 #                     on softrc and on rxe (perf in the VM, icount clock)
+#   make install      softrc.ko into /lib/modules/KVER/updates, depmod, and
+#                     softrc-links (links at boot); make uninstall undoes it
+#   make dkms-install the module as a DKMS package (rebuilt for every new
+#                     6.1 kernel), and softrc-links; make dkms-uninstall
 #   make soak         SOAK_MINUTES=N (default 20) of rc_verify on 64 RC
 #                     connections under netem, QPs and devices re-created,
 #                     then a one-screen summary (not part of check)
@@ -34,7 +38,8 @@ RESULTS		:= $(TOP)/build/results
 
 .PHONY: all modules deps clean check check-host check-vm check-harness \
 	style sparse demo fuzz coverage bench-core verbs check-interop bench \
-	check-debug soak bench-profile
+	check-debug soak bench-profile install uninstall dkms-install \
+	dkms-uninstall install-links uninstall-links
 all: modules
 
 $(KDIR)/Makefile:
@@ -45,6 +50,57 @@ modules: $(KDIR)/Makefile
 
 deps:
 	tools/setup/deps.sh
+
+# Installing (as root). KVER is the release of the kernel KDIR builds for;
+# DESTDIR prefixes every installed path (packaging, tests).
+KVER		= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+		    $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+VERSION		= $(shell tools/setup/version.sh)
+LINKS_FILES	:= usr/sbin/softrc-links lib/systemd/system/softrc-links.service \
+		   lib/udev/rules.d/99-softrc-links.rules
+install: modules install-links
+	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=updates \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	$(if $(DESTDIR),,depmod -a $(KVER))
+
+uninstall: uninstall-links
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/$(MODDIR)/softrc.ko
+	-rmdir -p $(DESTDIR)/lib/modules/$(KVER)/updates/$(MODDIR) 2>/dev/null
+	$(if $(DESTDIR),,depmod -a $(KVER))
+
+# softrc-links and the unit and udev rule that run it (see its header);
+# /etc/softrc/links.conf is the administrator's and is never touched
+install-links:
+	install -D -m 755 tools/softrc-links/softrc-links $(DESTDIR)/usr/sbin/softrc-links
+	install -D -m 644 tools/softrc-links/softrc-links.service \
+		$(DESTDIR)/lib/systemd/system/softrc-links.service
+	install -D -m 644 tools/softrc-links/99-softrc-links.rules \
+		$(DESTDIR)/lib/udev/rules.d/99-softrc-links.rules
+	-$(if $(DESTDIR),,systemctl daemon-reload >/dev/null 2>&1)
+
+uninstall-links:
+	rm -f $(addprefix $(DESTDIR)/,$(LINKS_FILES))
+	-$(if $(DESTDIR),,systemctl daemon-reload >/dev/null 2>&1)
+
+# DKMS: the module's sources, VERSION and dkms.conf in /usr/src/softrc-V;
+# dkms builds and installs it for the running kernel (-k KVER=... for
+# another) and again for every 6.1 kernel installed later.
+DKMS_SRC	= $(DESTDIR)/usr/src/softrc-$(VERSION)
+dkms-install: install-links
+	tools/setup/deps.sh dkms
+	@[ "$(VERSION)" != unknown ] || { echo "dkms-install: no version" >&2; exit 1; }
+	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
+	cp Kbuild $(DKMS_SRC)/
+	tar -cf - $$(find $(MODDIR) include/softrc -name '*.[ch]' -o -name Kbuild) \
+		tools/setup/version.sh | tar -xf - -C $(DKMS_SRC)
+	echo "$(VERSION)" > $(DKMS_SRC)/VERSION
+	sed 's/@VERSION@/$(VERSION)/' dkms.conf > $(DKMS_SRC)/dkms.conf
+	dkms add -m softrc -v $(VERSION)
+	dkms install -m softrc -v $(VERSION) $(if $(KVER),-k $(KVER))
+
+# every softrc version DKMS knows, whatever tree installed it
+dkms-uninstall: uninstall-links
+	tools/setup/dkms-uninstall.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
@@ -81,7 +137,7 @@ check-harness:
 # kernel log clean) becomes two more results.
 check-vm: modules verbs
 	@mkdir -p $(RESULTS)
-	@tools/vm/run.sh --timeout 1800 -- selftests/vm/run_all.sh 2>&1 | \
+	@tools/vm/run.sh --timeout 3000 -- selftests/vm/run_all.sh 2>&1 | \
 		tee $(RESULTS)/vm.log; echo "$${PIPESTATUS[0]}" > $(RESULTS)/vm.status
 	@tools/testing/vm-ktap $(RESULTS)/vm.log $(RESULTS)/vm.status \
 		> $(RESULTS)/vm.ktap

@@ -18,6 +18,7 @@ cleanup() {
 	ip link del va 2>/dev/null
 	ip link del vc 2>/dev/null
 	rmmod softrc 2>/dev/null
+	softrc_modtree_restore
 }
 trap cleanup EXIT
 

@@ -185,17 +185,31 @@ softrc_unload() {
 	! softrc_loaded || rmmod softrc
 }
 
-# Make softrc.ko visible to modprobe (for `rdma link add` autoload): an
-# overlay on the module tree so depmod can write its index.
-softrc_install_module() {
+# A writable module tree: an overlay on /lib/modules/$KVER (its own
+# tmpfs upper dir: an overlay's upper dir cannot live on the root
+# overlay), so depmod can write its index and modules can be installed.
+# softrc_modtree_restore takes it away again with all that was written.
+softrc_modtree_overlay() {
 	local upper=/run/softrc-mods
 
-	# an overlay's upper dir cannot live on the root overlay: own tmpfs
+	grep -q " /lib/modules/$KVER overlay " /proc/mounts && return 0
 	mkdir -p $upper
 	mountpoint -q $upper || mount -t tmpfs softrc-mods $upper || return 1
 	mkdir -p $upper/upper $upper/work
 	mount -t overlay overlay -o "lowerdir=/lib/modules/$KVER,upperdir=$upper/upper,workdir=$upper/work" \
-		"/lib/modules/$KVER" || return 1
+		"/lib/modules/$KVER"
+}
+
+softrc_modtree_restore() {
+	if grep -q " /lib/modules/$KVER overlay " /proc/mounts; then
+		umount "/lib/modules/$KVER" || return 1
+	fi
+	! mountpoint -q /run/softrc-mods || umount /run/softrc-mods
+}
+
+# Make softrc.ko visible to modprobe (for `rdma link add` autoload).
+softrc_install_module() {
+	softrc_modtree_overlay || return 1
 	mkdir -p "/lib/modules/$KVER/extra"
 	cp "$SOFTRC_KO" "/lib/modules/$KVER/extra/"
 	depmod -a

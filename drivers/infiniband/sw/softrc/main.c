@@ -157,3 +157,4 @@ MODULE_AUTHOR("softrc developers");
 MODULE_DESCRIPTION("Software RoCEv2 Reliable Connection transport");
 MODULE_LICENSE("Dual BSD/GPL");
 MODULE_ALIAS_RDMA_LINK("softrc");
+MODULE_VERSION(SOFTRC_VERSION);
