@@ -119,6 +119,8 @@ check: deps
 	$(MAKE) -C $(KDIR) M=$(TOP) W=1 KCFLAGS=-Werror modules
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
 	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
+	@$(call RUN_STEP,docs,tools/testing/rst-check.sh)
+	@$(call RUN_STEP,docs-check,tools/testing/rst-check-selftest.sh)
 	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
 	@$(MAKE) --no-print-directory check-vm
 	@$(MAKE) --no-print-directory check-interop
@@ -128,6 +130,8 @@ check-host:
 	@mkdir -p $(RESULTS)
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
 	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
+	@$(call RUN_STEP,docs,tools/testing/rst-check.sh)
+	@$(call RUN_STEP,docs-check,tools/testing/rst-check-selftest.sh)
 
 check-harness:
 	@mkdir -p $(RESULTS)
