@@ -120,7 +120,6 @@ check: deps
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
 	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
 	@$(call RUN_STEP,docs,tools/testing/rst-check.sh)
-	@$(call RUN_STEP,docs-check,tools/testing/rst-check-selftest.sh)
 	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
 	@$(MAKE) --no-print-directory check-vm
 	@$(MAKE) --no-print-directory check-interop
@@ -131,7 +130,6 @@ check-host:
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
 	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
 	@$(call RUN_STEP,docs,tools/testing/rst-check.sh)
-	@$(call RUN_STEP,docs-check,tools/testing/rst-check-selftest.sh)
 
 check-harness:
 	@mkdir -p $(RESULTS)
