@@ -485,6 +485,34 @@ TEST(req_post_checks)
 		  softrc_core_qp_init(&t.qp, t.qp.ops, &t, &attr, &st));
 }
 
+/*
+ * softrc_core_qp_init() again (the glue's RESET) starts the engine afresh
+ * but keeps the counters: per-QP and port statistics never go backwards.
+ */
+TEST(req_reinit_keeps_counters)
+{
+	struct softrc_core_storage st;
+	struct softrc_core_attr attr;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 3000, 0));
+	ASSERT_EQ(3, softrc_core_tx(&t.qp, 0, 100));
+	ct_attr_default(&attr);
+	st = (struct softrc_core_storage){
+		.sq = t.sq, .sq_depth = 64, .rq = t.rq, .rq_depth = 64,
+		.res = t.res, .nres = 4,
+	};
+	ASSERT_EQ(0, softrc_core_qp_init(&t.qp, t.qp.ops, &t, &attr, &st));
+	EXPECT_EQ(3, t.qp.cnt.tx_pkts);
+	EXPECT_EQ(attr.sq_psn, t.qp.req.psn_next);
+	EXPECT_EQ(t.qp.req.head, t.qp.req.tail);
+	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(4, t.qp.cnt.tx_pkts);
+}
+
 /* A local WQE runs when the requester reaches it, takes no PSN or SSN. */
 TEST(req_local_runs_in_sq_order_without_psn)
 {

@@ -1204,7 +1204,7 @@ int softrc_net_dev_add(struct softrc_dev *sdev)
 		return -ENOMEM;
 	dp->sdev = sdev;
 	xa_init_flags(&dp->qp_xa, XA_FLAGS_ALLOC);
-	spin_lock_init(&dp->dead_lock);
+	softrc_stats_dev_init(&dp->stats);
 	skb_queue_head_init(&dp->self_q);
 	tasklet_setup(&dp->self_task, softrc_self_rcv);
 	INIT_LIST_HEAD(&dp->mc_list);
@@ -1214,6 +1214,7 @@ int softrc_net_dev_add(struct softrc_dev *sdev)
 	snet = softrc_net_get(dev_net(sdev->ndev));
 	if (IS_ERR(snet)) {
 		mutex_unlock(&softrc_net_mutex);
+		softrc_stats_dev_fini(&dp->stats);
 		kfree(dp);
 		return PTR_ERR(snet);
 	}
@@ -1242,6 +1243,7 @@ void softrc_net_dev_del(struct softrc_dev *sdev)
 	WARN_ON(!xa_empty(&dp->qp_xa));
 	WARN_ON(!list_empty(&dp->mc_list));
 	xa_destroy(&dp->qp_xa);
+	softrc_stats_dev_fini(&dp->stats);
 	sdev->dp = NULL;
 	kfree(dp);
 }

@@ -14,6 +14,7 @@
 #ifndef SOFTRC_NET_H
 #define SOFTRC_NET_H
 
+#include <linux/mutex.h>
 #include <linux/xarray.h>
 
 #include "softrc.h"
@@ -56,6 +57,24 @@ enum softrc_dev_counter {
 struct softrc_net;
 
 /**
+ * struct softrc_stats - the engine-counter bookkeeping of a device (stats.c)
+ * @lock:	serialises all of it and every QP's cnt_bind; innermost
+ * @qps:	live QPs (softrc_qp.stats_node), from create to destroy
+ * @dead:	engine counts of destroyed QPs, summed
+ * @attributed:	engine counts ever folded into rdma counters, summed
+ * @cnt_xa:	the driver side of each rdma counter, by rdma_counter.id
+ * @cnt_next:	cyclic counter id cursor
+ */
+struct softrc_stats {
+	struct mutex lock;	/* see above */
+	struct list_head qps;
+	u64 dead[SOFTRC_CORE_NR_COUNTERS];
+	u64 attributed[SOFTRC_CORE_NR_COUNTERS];
+	struct xarray cnt_xa;
+	u32 cnt_next;
+};
+
+/**
  * struct softrc_dp - the data-path state of one device (sdev->dp)
  * @sdev:	the device
  * @snet:	its namespace's socket pair (referenced)
@@ -64,8 +83,7 @@ struct softrc_net;
  * @qp_next:	cyclic QPN allocation cursor
  * @cnt:	SOFTRC_DEV_COUNTERS
  * @parse_rej:	receive drops per softrc_parse() reject reason
- * @dead:	engine counters of destroyed QPs, summed
- * @dead_lock:	protects @dead
+ * @stats:	engine counters of live and destroyed QPs, rdma counters
  * @self_q:	packets this device sent to itself, awaiting @self_task
  * @self_task:	runs the receive path over @self_q (softirq)
  * @mc_list:	struct softrc_mc_attach: UD QPs in multicast groups (mcast.c)
@@ -81,8 +99,7 @@ struct softrc_dp {
 	u32 qp_next;
 	atomic64_t cnt[SOFTRC_DEVCNT_NR];
 	atomic64_t parse_rej[SOFTRC_PARSE_NR];
-	u64 dead[SOFTRC_CORE_NR_COUNTERS];
-	spinlock_t dead_lock;	/* destroyed QPs' counters */
+	struct softrc_stats stats;
 	struct sk_buff_head self_q;
 	struct tasklet_struct self_task;
 	struct list_head mc_list;
@@ -158,6 +175,10 @@ struct rdma_hw_stats *softrc_alloc_hw_port_stats(struct ib_device *ibdev,
 						 u32 port);
 int softrc_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 			u32 port, int index);
+void softrc_stats_qp_new(struct softrc_qp *qp);
 void softrc_stats_qp_dead(struct softrc_qp *qp);
+void softrc_stats_dev_init(struct softrc_stats *st);
+void softrc_stats_dev_fini(struct softrc_stats *st);
+extern const struct ib_device_ops softrc_counter_ops;
 
 #endif /* SOFTRC_NET_H */

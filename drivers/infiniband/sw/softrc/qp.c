@@ -1726,6 +1726,7 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_qpn;
 	}
 	/* fully built: now the receive path may find it */
+	softrc_stats_qp_new(qp);
 	xa_store(&sdev->dp->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;
 

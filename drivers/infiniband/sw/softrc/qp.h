@@ -35,6 +35,7 @@
 
 struct softrc_queue;
 struct softrc_srq;
+struct softrc_counter_bind;
 
 /**
  * struct softrc_path - where this QP's packets go (from the IB_QP_AV attr)
@@ -185,6 +186,9 @@ struct softrc_tx_batch {
  * @core_sq:	engine SQ storage, @sq_depth slots
  * @core_rq:	engine RQ storage, @rq_depth slots
  * @core_res:	responder resources
+ * @stats_node:	in the device's list of live QPs (stats.c)
+ * @cnt_bind:	its binding to an rdma counter, or NULL (stats.c, under
+ *		the device's stats lock)
  * @sq_depth:	engine SQ slots (power of two)
  * @max_send_wr: usable send depth
  * @max_sge:	send SGEs per WQE
@@ -242,6 +246,8 @@ struct softrc_qp {
 	struct softrc_send_wqe *core_sq;
 	struct softrc_recv_wqe *core_rq;
 	struct softrc_rd_res *core_res;
+	struct list_head stats_node;
+	struct softrc_counter_bind *cnt_bind;
 
 	u32 sq_depth;
 	u32 max_send_wr;

@@ -347,4 +347,5 @@ static const struct ib_device_ops softrc_dev_ops = {
 void softrc_set_device_ops(struct ib_device *ibdev)
 {
 	ib_set_device_ops(ibdev, &softrc_dev_ops);
+	ib_set_device_ops(ibdev, &softrc_counter_ops);
 }

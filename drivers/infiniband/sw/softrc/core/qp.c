@@ -49,7 +49,8 @@ int softrc_core_qp_init(struct softrc_core_qp *qp,
 	     attr->transport != SOFTRC_OPCODE_UD))
 		return SOFTRC_E_INVAL;
 
-	memset(qp, 0, sizeof(*qp));
+	/* everything but the counters, which carry on across a reset */
+	memset(qp, 0, offsetof(struct softrc_core_qp, cnt));
 	qp->ops = ops;
 	qp->ctx = ctx;
 	qp->attr = *attr;

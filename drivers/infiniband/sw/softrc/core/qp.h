@@ -16,6 +16,7 @@
  *
  * Driving the engine:
  *   softrc_core_qp_init()        once, with attributes and ring storage
+ *                                (again to reset: the counters carry on)
  *   softrc_core_post_send()      queue a send WR (returns its ring slot,
  *                                so the glue can keep its SGEs alongside)
  *   softrc_core_post_recv()      queue a receive WQE
@@ -672,6 +673,11 @@ struct softrc_resp {
 /**
  * struct softrc_core_qp - the engine's view of one RC QP (embedded in
  * the glue's QP object)
+ *
+ * @cnt stays the last member: softrc_core_qp_init() clears everything
+ * before it and leaves the counters alone, so they count for the life of
+ * the object (its owner zeroes it once) across resets, and a reader
+ * without the QP lock never sees them drop to zero.
  */
 struct softrc_core_qp {
 	const struct softrc_core_ops *ops;
