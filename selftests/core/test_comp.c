@@ -214,6 +214,23 @@ TEST(comp_implied_nak_once_per_loss)
 	EXPECT_EQ(SOFTRC_RETRY_read_restart, t.retx_why[0]);
 }
 
+/* A sequence error NAK past an unanswered READ restarts the READ first. */
+TEST(comp_seq_nak_past_read_is_read_restart)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	softrc_core_tx(&t.qp, 0, 100);
+	rx_ack(&t, 1002, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 2);
+	EXPECT_EQ(1, t.qp.cnt.seq_naks_rcvd);
+	EXPECT_EQ(1, t.nretx);
+	EXPECT_EQ(1000, t.retx_psn[0]);
+	EXPECT_EQ(SOFTRC_RETRY_read_restart, t.retx_why[0]);
+}
+
 TEST(comp_read_response_placement)
 {
 	struct ct t;

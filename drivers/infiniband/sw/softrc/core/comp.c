@@ -283,8 +283,11 @@ static void softrc_comp_nak(struct softrc_core_qp *qp,
 		qp->cnt.seq_naks_rcvd++;
 		res->psn = pkt->psn;
 		res->why = SOFTRC_RETRY_nak_seq;
-		if (softrc_comp_ack_upto(qp, pkt->psn, &res->psn))
+		/* past a READ/ATOMIC whose response was lost: that first */
+		if (softrc_comp_ack_upto(qp, pkt->psn, &res->psn)) {
 			qp->cnt.implied_naks++;
+			res->why = SOFTRC_RETRY_read_restart;
+		}
 		res->retry = true;
 		return;
 	case SOFTRC_NAK_INVALID_REQ:
