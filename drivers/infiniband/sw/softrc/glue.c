@@ -14,7 +14,9 @@
  * bind; memory references dropped before returning), the QP's
  * send/receive shadows,
  * its pending-completion queue (handed to the CQs after the lock is
- * dropped), its timers, and the transmit path of net.c.
+ * dropped), its timers, and the transmit path of net.c. Tracepoints
+ * (trace.h): pkt_tx, nak_tx, complete, qp_state (transport error),
+ * retransmit and rnr_wait.
  */
 #include <linux/highmem.h>
 #include <linux/ipv6.h>

@@ -9,7 +9,9 @@
  * after qp->dying is set, and waits for a running handler.
  *
  * Touches: the QP's two hrtimers, and the engine through
- * softrc_core_timer. A timer is never armed on a dying QP.
+ * softrc_core_timer (its deadlines read, for softrc_timer_expire). A
+ * timer is never armed on a dying QP. Tracepoints: softrc_timer_arm,
+ * softrc_timer_expire (trace.h).
  *
  * Cheap on the packet path: the engine moves its retry deadline on every
  * ACK, but an armed timer that would expire no later than the new
