@@ -182,12 +182,17 @@ soak: modules verbs
 # are macros checkpatch cannot parse: in those files alone it may not
 # demand parentheses around a list or flag a constant argument used twice.
 XMACRO_FILES	= $(shell git grep -l 'SOFTRC_XMACRO_TABLE' -- $(MODDIR) include)
+# trace headers: TRACE_EVENT()'s layout is the kernel's, not checkpatch's
+TRACE_FILES	= $(shell git grep -l '^\#define TRACE_SYSTEM' -- $(MODDIR))
 CHECKPATCH	= $$ksrc/scripts/checkpatch.pl --strict --no-tree --terse \
 		  --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 style:
 	@ksrc=$$(tools/setup/kernel-src.sh) && \
-	$(CHECKPATCH) -f $(filter-out $(XMACRO_FILES),$(SRC_FILES)) && \
-	$(CHECKPATCH) --ignore COMPLEX_MACRO,MACRO_ARG_REUSE,TRAILING_SEMICOLON -f $(XMACRO_FILES)
+	$(CHECKPATCH) -f $(filter-out $(XMACRO_FILES) $(TRACE_FILES),$(SRC_FILES)) && \
+	$(CHECKPATCH) --ignore COMPLEX_MACRO,MACRO_ARG_REUSE,TRAILING_SEMICOLON \
+		-f $(filter-out $(TRACE_FILES),$(XMACRO_FILES)) && \
+	$(CHECKPATCH) --ignore COMPLEX_MACRO,MACRO_ARG_REUSE,TRAILING_SEMICOLON \
+		--ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE -f $(TRACE_FILES)
 
 sparse: $(KDIR)/Makefile
 	@mkdir -p build

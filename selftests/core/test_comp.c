@@ -185,10 +185,14 @@ TEST(comp_seq_nak_counts_a_retry)
 	EXPECT_EQ(7 - 1, t.qp.req.retry_left);
 	EXPECT_EQ(1, softrc_core_tx(&t.qp, 1, 100));
 	EXPECT_EQ(1001, t.tx[2].psn);
+	EXPECT_EQ(1, t.nretx);
+	EXPECT_EQ(1001, t.retx_psn[0]);
+	EXPECT_EQ(SOFTRC_RETRY_nak_seq, t.retx_why[0]);
 	/* the same NAK again before progress: no second go-back */
 	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
 	EXPECT_EQ(0, softrc_core_tx(&t.qp, 1, 100));
 	EXPECT_EQ(6, t.qp.req.retry_left);
+	EXPECT_EQ(1, t.nretx);
 }
 
 TEST(comp_implied_nak_once_per_loss)
@@ -205,6 +209,26 @@ TEST(comp_implied_nak_once_per_loss)
 	EXPECT_EQ(6, t.qp.req.retry_left);
 	EXPECT_EQ(2, softrc_core_tx(&t.qp, 1, 100));
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[2].opcode);
+	EXPECT_EQ(1, t.nretx);
+	EXPECT_EQ(1000, t.retx_psn[0]);
+	EXPECT_EQ(SOFTRC_RETRY_read_restart, t.retx_why[0]);
+}
+
+/* A sequence error NAK past an unanswered READ restarts the READ first. */
+TEST(comp_seq_nak_past_read_is_read_restart)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
+	softrc_core_tx(&t.qp, 0, 100);
+	rx_ack(&t, 1002, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 2);
+	EXPECT_EQ(1, t.qp.cnt.seq_naks_rcvd);
+	EXPECT_EQ(1, t.nretx);
+	EXPECT_EQ(1000, t.retx_psn[0]);
+	EXPECT_EQ(SOFTRC_RETRY_read_restart, t.retx_why[0]);
 }
 
 TEST(comp_read_response_placement)
@@ -328,6 +352,10 @@ TEST(comp_rnr_nak_waits_then_resends)
 	EXPECT_EQ(SOFTRC_REQ_RNR_WAIT, t.qp.req.state);
 	d = t.deadline[SOFTRC_TIMER_RNR];
 	EXPECT_EQ(1 + 30000, d);
+	EXPECT_EQ(1, t.nrnr);
+	EXPECT_EQ(1001, t.rnr_psn);
+	EXPECT_EQ(30000, t.rnr_wait_ns);
+	EXPECT_EQ(0, t.nretx);
 	EXPECT_EQ(0, softrc_core_tx(&t.qp, 2, 100));
 	/* a timeout while waiting does nothing */
 	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
@@ -337,6 +365,9 @@ TEST(comp_rnr_nak_waits_then_resends)
 	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
 	EXPECT_EQ(1001, t.tx[2].psn);
 	EXPECT_NE(0, t.deadline[SOFTRC_TIMER_RETRY]);
+	EXPECT_EQ(1, t.nretx);
+	EXPECT_EQ(1001, t.retx_psn[0]);
+	EXPECT_EQ(SOFTRC_RETRY_rnr, t.retx_why[0]);
 }
 
 /* A QP with rnr_retry 1 that has sent @n signaled SENDs (PSN 1000 on). */

@@ -310,8 +310,13 @@ TEST(req_timer_early_or_stale_fire)
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
 	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);	/* not armed */
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
+	EXPECT_EQ(0, t.nretx);
 	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
 	EXPECT_EQ(1, t.qp.cnt.timeouts);
+	/* the go-back is reported once, from the oldest unacked PSN */
+	EXPECT_EQ(1, t.nretx);
+	EXPECT_EQ(1000, t.retx_psn[0]);
+	EXPECT_EQ(SOFTRC_RETRY_timeout, t.retx_why[0]);
 }
 
 /*

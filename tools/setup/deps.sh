@@ -14,7 +14,7 @@ pkgs=(
 	rdma-core ibverbs-utils rdmacm-utils perftest libibverbs-dev
 	librdmacm-dev iproute2 iputils-ping tcpdump python3 python3-pyverbs
 	nfs-kernel-server nfs-common
-	nvme-cli fio open-iscsi gnuplot-nox dkms python3-docutils
+	nvme-cli fio open-iscsi gnuplot-nox dkms python3-docutils trace-cmd
 	"$@"
 )
 

@@ -159,6 +159,26 @@ static void ct_qp_error(void *ctx)
 	t->errored = true;
 }
 
+static void ct_retransmit(void *ctx, u32 psn, enum softrc_retry_reason why)
+{
+	struct ct *t = ctx;
+
+	if (t->nretx < 16) {
+		t->retx_psn[t->nretx] = psn;
+		t->retx_why[t->nretx] = why;
+	}
+	t->nretx++;
+}
+
+static void ct_rnr_wait(void *ctx, u32 psn, u64 wait_ns)
+{
+	struct ct *t = ctx;
+
+	t->rnr_psn = psn;
+	t->rnr_wait_ns = wait_ns;
+	t->nrnr++;
+}
+
 static const struct softrc_core_ops ct_ops = {
 	.xmit = ct_xmit,
 	.mr_check = ct_mr_check,
@@ -172,6 +192,8 @@ static const struct softrc_core_ops ct_ops = {
 	.complete = ct_complete,
 	.timer = ct_timer,
 	.qp_error = ct_qp_error,
+	.retransmit = ct_retransmit,
+	.rnr_wait = ct_rnr_wait,
 };
 
 void ct_attr_default(struct softrc_core_attr *attr)

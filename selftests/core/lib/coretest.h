@@ -78,6 +78,12 @@ struct ct {
 	bool result_fail;	/* ops->atomic_result fails while set */
 	bool gather_fail;	/* xmit of send WQE payload fails while set */
 	int xmit_fails;		/* xmit calls answered SOFTRC_E_MEM */
+	u32 retx_psn[16];	/* ops->retransmit: PSNs gone back to ... */
+	u8 retx_why[16];	/* ... and why, in order */
+	int nretx;
+	u32 rnr_psn;		/* ops->rnr_wait: the last RNR NAK's PSN */
+	u64 rnr_wait_ns;	/* ... and its wait */
+	int nrnr;
 };
 
 /* The memory of every pin handed out so far goes away (dereg, invalidate). */

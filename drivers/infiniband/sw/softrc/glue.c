@@ -14,7 +14,9 @@
  * bind; memory references dropped before returning), the QP's
  * send/receive shadows,
  * its pending-completion queue (handed to the CQs after the lock is
- * dropped), its timers, and the transmit path of net.c.
+ * dropped), its timers, and the transmit path of net.c. Tracepoints
+ * (trace.h): pkt_tx, nak_tx, complete, qp_state (transport error),
+ * retransmit and rnr_wait.
  */
 #include <linux/highmem.h>
 #include <linux/ipv6.h>
@@ -25,6 +27,7 @@
 #include "net.h"
 #include "mr.h"
 #include "core/icrc.h"
+#include "trace.h"
 
 static struct softrc_qp *softrc_glue_qp(void *ctx)
 {
@@ -302,8 +305,13 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 static int softrc_glue_xmit(void *ctx, const struct softrc_pkt *pkt,
 			    const struct softrc_buf *payload)
 {
-	return softrc_net_xmit(softrc_glue_qp(ctx), pkt, payload) == -EFAULT ?
-	       SOFTRC_E_MEM : 0;
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+
+	if (softrc_net_xmit(qp, pkt, payload) == -EFAULT)
+		return SOFTRC_E_MEM;
+	trace_softrc_pkt_tx(qp, pkt);
+	trace_softrc_nak_tx(qp, pkt);
+	return 0;
 }
 
 /*
@@ -535,6 +543,7 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 		    sh->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 			e.flags |= SOFTRC_PWC_IMM;
 	}
+	trace_softrc_complete(qp, &e);
 	softrc_qp_push_wc(qp, &e);
 }
 
@@ -553,8 +562,21 @@ static void softrc_glue_qp_error(void *ctx)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 
+	if (qp->state != IB_QPS_ERR)
+		trace_softrc_qp_state(qp, qp->state, IB_QPS_ERR);
 	qp->state = IB_QPS_ERR;
 	softrc_qp_flush_user_rq(qp);
+}
+
+static void softrc_glue_retransmit(void *ctx, u32 psn,
+				   enum softrc_retry_reason why)
+{
+	trace_softrc_retransmit(softrc_glue_qp(ctx), psn, why);
+}
+
+static void softrc_glue_rnr_wait(void *ctx, u32 psn, u64 wait_ns)
+{
+	trace_softrc_rnr_wait(softrc_glue_qp(ctx), psn, wait_ns);
 }
 
 const struct softrc_core_ops softrc_glue_ops = {
@@ -570,4 +592,6 @@ const struct softrc_core_ops softrc_glue_ops = {
 	.complete = softrc_glue_complete,
 	.timer = softrc_glue_timer,
 	.qp_error = softrc_glue_qp_error,
+	.retransmit = softrc_glue_retransmit,
+	.rnr_wait = softrc_glue_rnr_wait,
 };

@@ -47,6 +47,7 @@
 #include "qp.h"
 #include "net.h"
 #include "core/icrc.h"
+#include "trace.h"
 
 /**
  * struct softrc_net - the tunnel sockets of one network namespace
@@ -325,6 +326,8 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct sk_buff *skb,
 		qp->rx_ipv6 = ipv6;
 		qp->rx_vlan = is_vlan_dev(skb->dev) ?
 			      vlan_dev_vlan_id(skb->dev) : 0xffff;
+		trace_softrc_pkt_rx(qp, pkt);
+		trace_softrc_nak_rx(qp, pkt);
 		softrc_core_rx(&qp->core, pkt, &rx, softrc_now());
 		qp->rx_se = false;
 		softrc_core_rx_flush(&qp->core);

@@ -32,6 +32,7 @@
 #include "cq.h"
 #include "srq.h"
 #include "ah.h"
+#include "trace.h"
 
 #define SOFTRC_QPN_MIN		2	/* QPN 0 and 1 are reserved */
 #define SOFTRC_QPN_MAX		0xffffff
@@ -1362,7 +1363,11 @@ static void softrc_qp_save_attr(struct softrc_qp *qp,
 static void softrc_qp_transition(struct softrc_qp *qp, int mask,
 				 enum ib_qp_state new)
 {
+	enum ib_qp_state old = qp->state;
+
 	lockdep_assert_held(&qp->lock);
+	if (old != new)
+		trace_softrc_qp_state(qp, old, new);
 	switch (new) {
 	case IB_QPS_RESET:
 		qp->state = IB_QPS_RESET;

@@ -9,7 +9,9 @@
  * after qp->dying is set, and waits for a running handler.
  *
  * Touches: the QP's two hrtimers, and the engine through
- * softrc_core_timer. A timer is never armed on a dying QP.
+ * softrc_core_timer (its deadlines read, for softrc_timer_expire). A
+ * timer is never armed on a dying QP. Tracepoints: softrc_timer_arm,
+ * softrc_timer_expire (trace.h).
  *
  * Cheap on the packet path: the engine moves its retry deadline on every
  * ACK, but an armed timer that would expire no later than the new
@@ -21,6 +23,7 @@
 #include <linux/ktime.h>
 
 #include "qp.h"
+#include "trace.h"
 
 /*
  * The engine's clock on the packet path: monotonic nanoseconds at tick
@@ -49,10 +52,18 @@ static enum hrtimer_restart softrc_timer_fired(struct hrtimer *t,
 					       enum softrc_timer_id id)
 {
 	struct softrc_qp *qp = container_of(t, struct softrc_qp, timer[id]);
+	u64 now, deadline;
 
 	spin_lock_bh(&qp->lock);
 	if (!qp->dying) {
-		softrc_core_timer(&qp->core, id, ktime_get_ns());
+		now = ktime_get_ns();
+		/* the engine acts only on a deadline it set and that passed */
+		deadline = qp->core.req.deadline[id];
+		if (trace_softrc_timer_expire_enabled() &&
+		    deadline && now >= deadline &&
+		    qp->core.state != SOFTRC_QPS_ERROR)
+			trace_softrc_timer_expire(qp, id);
+		softrc_core_timer(&qp->core, id, now);
 		softrc_qp_run_tx(qp);
 	}
 	spin_unlock_bh(&qp->lock);
@@ -97,6 +108,7 @@ void softrc_timers_arm(struct softrc_qp *qp, enum softrc_timer_id id,
 			  ktime_to_ns(hrtimer_get_expires(t)) <= deadline))
 		return;
 	hrtimer_start(t, ns_to_ktime(deadline), HRTIMER_MODE_ABS_SOFT);
+	trace_softrc_timer_arm(qp, id, deadline);
 }
 
 /* Destroy: qp->dying is set, so nothing re-arms; wait for handlers. */

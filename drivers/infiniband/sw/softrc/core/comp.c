@@ -199,6 +199,7 @@ struct softrc_comp_res {
 	bool retry;
 	bool rnr;
 	u32 psn;
+	u8 why;
 };
 
 static void softrc_comp_ack(struct softrc_core_qp *qp,
@@ -260,6 +261,8 @@ static void softrc_comp_rnr_wait(struct softrc_core_qp *qp,
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RNR,
 			    softrc_req_deadline(qp, now, wait));
+	if (qp->ops->rnr_wait)
+		qp->ops->rnr_wait(qp->ctx, pkt->psn, wait);
 }
 
 static const u8 softrc_nak_status[] = {
@@ -279,8 +282,12 @@ static void softrc_comp_nak(struct softrc_core_qp *qp,
 	case SOFTRC_NAK_PSN_SEQ_ERR:
 		qp->cnt.seq_naks_rcvd++;
 		res->psn = pkt->psn;
-		if (softrc_comp_ack_upto(qp, pkt->psn, &res->psn))
+		res->why = SOFTRC_RETRY_nak_seq;
+		/* past a READ/ATOMIC whose response was lost: that first */
+		if (softrc_comp_ack_upto(qp, pkt->psn, &res->psn)) {
 			qp->cnt.implied_naks++;
+			res->why = SOFTRC_RETRY_read_restart;
+		}
 		res->retry = true;
 		return;
 	case SOFTRC_NAK_INVALID_REQ:
@@ -417,7 +424,8 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		    void *rx, u64 now)
 {
 	struct softrc_req *req = &qp->req;
-	struct softrc_comp_res res = { .retry = false, .rnr = false };
+	/* a retry is an implied NAK's, unless a sequence error NAK says */
+	struct softrc_comp_res res = { .why = SOFTRC_RETRY_read_restart };
 	u32 una = req->una;
 
 	if (softrc_psn_lt(pkt->psn, req->una)) {
@@ -462,5 +470,5 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 	if (res.rnr)
 		softrc_comp_rnr_wait(qp, pkt, now);
 	if (res.retry && qp->state != SOFTRC_QPS_ERROR)
-		softrc_req_retry_from(qp, res.psn, now);
+		softrc_req_retry_from(qp, res.psn, now, res.why);
 }

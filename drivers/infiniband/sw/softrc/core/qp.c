@@ -264,7 +264,7 @@ static void softrc_retry_fired(struct softrc_core_qp *qp, u64 now)
 	}
 	req->retry_left--;
 	req->gbn_active = false;
-	softrc_req_go_back(qp, req->una);
+	softrc_req_retransmit(qp, req->una, SOFTRC_RETRY_timeout);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
 			    softrc_req_deadline(qp, now,
 						softrc_ack_timeout_ns(qp->attr.timeout)));
@@ -281,7 +281,7 @@ static void softrc_rnr_fired(struct softrc_core_qp *qp, u64 now)
 	req->state = SOFTRC_REQ_READY;
 	if (softrc_psn_lt(psn, req->una))
 		psn = req->una;
-	softrc_req_go_back(qp, psn);
+	softrc_req_retransmit(qp, psn, SOFTRC_RETRY_rnr);
 	if (req->una != req->psn_next && qp->attr.timeout)
 		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
 				    softrc_req_deadline(qp, now,

@@ -339,6 +339,26 @@ enum softrc_timer_id {
 	SOFTRC_TIMER_NR
 };
 
+/*
+ * Why the requester goes back and sends again (ops->retransmit):
+ * X(name): the local ACK timeout, a PSN sequence error NAK, the end of
+ * an RNR NAK's back-off, or an implied NAK (an ACK or response past a
+ * READ/ATOMIC whose response was lost: the READ/ATOMIC restarts).
+ */
+#define SOFTRC_RETRY_REASONS(X)						\
+	X(timeout)							\
+	X(nak_seq)							\
+	X(rnr)								\
+	X(read_restart)
+
+#define SOFTRC__RETRY_ENUM(n) SOFTRC_RETRY_##n,
+enum softrc_retry_reason {
+	SOFTRC_RETRY_REASONS(SOFTRC__RETRY_ENUM)
+	SOFTRC_RETRY_NR
+};
+
+#undef SOFTRC__RETRY_ENUM
+
 /**
  * struct softrc_core_ops - what the engine asks of the glue
  * @xmit:	send one packet: @pkt holds every header field (the glue
@@ -376,6 +396,11 @@ enum softrc_timer_id {
  * @complete:	one completion.
  * @timer:	arm timer @id for @deadline ns, or disarm it if @deadline is 0.
  * @qp_error:	the QP has entered ERROR (all WQEs already flushed).
+ * @retransmit:	optional (NULL: not told): the requester went back to
+ *		@psn for @why and sends from there again (go-back-N); the
+ *		packets follow through @xmit.
+ * @rnr_wait:	optional: an RNR NAK for @psn stops the requester for
+ *		@wait_ns (the RNR timer is armed through @timer).
  */
 struct softrc_core_ops {
 	int (*xmit)(void *ctx, const struct softrc_pkt *pkt,
@@ -394,6 +419,8 @@ struct softrc_core_ops {
 	void (*complete)(void *ctx, const struct softrc_cqe *cqe);
 	void (*timer)(void *ctx, enum softrc_timer_id id, u64 deadline);
 	void (*qp_error)(void *ctx);
+	void (*retransmit)(void *ctx, u32 psn, enum softrc_retry_reason why);
+	void (*rnr_wait)(void *ctx, u32 psn, u64 wait_ns);
 };
 
 /**
@@ -747,7 +774,10 @@ void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
 			 u64 deadline);
 void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn);
 void softrc_req_progress(struct softrc_core_qp *qp, u64 now);
-void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now);
+void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now,
+			   enum softrc_retry_reason why);
+void softrc_req_retransmit(struct softrc_core_qp *qp, u32 psn,
+			   enum softrc_retry_reason why);
 u64 softrc_req_deadline(const struct softrc_core_qp *qp, u64 now, u64 dur);
 void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status);
 void softrc_comp_retire(struct softrc_core_qp *qp);

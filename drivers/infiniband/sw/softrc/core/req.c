@@ -89,6 +89,15 @@ void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn)
 	req->cur_psn = req->psn_next;
 }
 
+/* Go back to @psn to send it again, and tell the glue why. */
+void softrc_req_retransmit(struct softrc_core_qp *qp, u32 psn,
+			   enum softrc_retry_reason why)
+{
+	softrc_req_go_back(qp, psn);
+	if (qp->ops->retransmit)
+		qp->ops->retransmit(qp->ctx, psn, why);
+}
+
 /* The oldest unacknowledged PSN moved: reset retries, restart the timer. */
 void softrc_req_progress(struct softrc_core_qp *qp, u64 now)
 {
@@ -111,7 +120,8 @@ void softrc_req_progress(struct softrc_core_qp *qp, u64 now)
  * like a timeout does ([002] step 7). A second trigger for the same PSN
  * before any progress is the same loss seen again and is ignored.
  */
-void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now)
+void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now,
+			   enum softrc_retry_reason why)
 {
 	struct softrc_req *req = &qp->req;
 
@@ -124,7 +134,7 @@ void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now)
 	req->retry_left--;
 	req->gbn_active = true;
 	req->gbn_psn = psn;
-	softrc_req_go_back(qp, psn);
+	softrc_req_retransmit(qp, psn, why);
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, softrc_req_timeout(qp, now));
 }
 
