@@ -45,6 +45,7 @@ static void softrc_qp_snap_pwc(struct softrc_qp *qp, struct softrc_qp_snap *s)
 	 * lock is held. A stale @pwc_cons shows an entry just handed over.
 	 */
 	s->pwc_prod = qp->pwc_prod;
+	/* acquire: pairs with the drainer's release of the slots it read */
 	s->pwc_cons = smp_load_acquire(&qp->pwc_cons);
 	s->pwc_size = qp->pwc_size;
 	s->pwc_pending = s->pwc_prod - s->pwc_cons;
@@ -270,16 +271,19 @@ int softrc_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	};
 	struct softrc_mr *mr = to_smr(ibmr);
 	struct nlattr *nest;
+	int state;
 	int err;
 
 	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!nest)
 		return -EMSGSIZE;
+	/* acquire: as every reader of mr->state (mr.h) */
+	state = smp_load_acquire(&mr->state);
 	err = rdma_nl_put_driver_string(msg, "kind", softrc_mr_kind(mr));
 	err = err ?: rdma_nl_put_driver_u32_hex(msg, "key", READ_ONCE(mr->key));
 	err = err ?: rdma_nl_put_driver_string(msg, "mr_state",
 					       softrc_name_of(states, ARRAY_SIZE(states),
-							      smp_load_acquire(&mr->state)));
+							      state));
 	err = err ?: rdma_nl_put_driver_u32_hex(msg, "access", mr->access);
 	err = err ?: rdma_nl_put_driver_u64_hex(msg, "iova", READ_ONCE(mr->iova));
 	err = err ?: rdma_nl_put_driver_u64(msg, "length", READ_ONCE(mr->length));
