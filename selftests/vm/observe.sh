@@ -86,22 +86,9 @@ echo "# sample 2: $(qp_dump | grep -E '^(sq_psn|rq_psn|unacked|retry_left|retran
 # debugfs: the same QP, during traffic
 f=$DBG/$DEV_A/qp/$QPN
 check "debugfs: $f exists" test -f "$f"
-if out=$("$OBS" debugfs "$f" "$QPN" 2>&1); then
-	ok "debugfs: the dump of QP $QPN parses during traffic ($(printf '%s\n' "$out" | wc -l) fields)"
-else
-	printf '%s\n' "$out" | sed 's/^/# /'
-	head -40 "$f" | sed 's/^/# dump: /'
-	not_ok "debugfs: the dump of QP $QPN parses during traffic"
-fi
-p1=$(printf '%s\n' "$out" | sed -n 's/^req.psn_next=//p')
-check "debugfs: [req] psn_next moves between two reads" \
-	wait_until 20 bash -c "[ \"\$($OBS debugfs $f $QPN | sed -n 's/^req.psn_next=//p')\" != '$p1' ]"
-check "debugfs: [qp] ib_state is rts" bash -c "printf '%s\n' '$out' | grep -qx 'qp.ib_state=rts'"
-check "debugfs: [counters] has every engine counter" \
-	bash -c "printf '%s\n' '$out' | grep -q '^counters.retransmits=' && printf '%s\n' '$out' | grep -q '^counters.uc_drop_msgs='"
-
 # hold the file open across the QP's destruction: a later read fails
-# cleanly (debugfs answers -EIO once the file is removed)
+# cleanly (debugfs answers -EIO once the file is removed); opened now,
+# while traffic surely runs
 /usr/bin/python3 - "$f" >/tmp/obs-hold.log 2>&1 <<'PY' &
 import os, sys, time
 fd = open(sys.argv[1])
@@ -117,6 +104,20 @@ except OSError as e:
     print("read after destroy failed:", e.strerror)
 PY
 hold=$!
+wait_until 20 grep -q "first read" /tmp/obs-hold.log
+if out=$("$OBS" debugfs "$f" "$QPN" 2>&1); then
+	ok "debugfs: the dump of QP $QPN parses during traffic ($(printf '%s\n' "$out" | wc -l) fields)"
+else
+	printf '%s\n' "$out" | sed 's/^/# /'
+	head -40 "$f" | sed 's/^/# dump: /'
+	not_ok "debugfs: the dump of QP $QPN parses during traffic"
+fi
+p1=$(printf '%s\n' "$out" | sed -n 's/^req.psn_next=//p')
+check "debugfs: [req] psn_next moves between two reads" \
+	wait_until 20 bash -c "[ \"\$($OBS debugfs $f $QPN | sed -n 's/^req.psn_next=//p')\" != '$p1' ]"
+check "debugfs: [qp] ib_state is rts" bash -c "printf '%s\n' '$out' | grep -qx 'qp.ib_state=rts'"
+check "debugfs: [counters] has every engine counter" \
+	bash -c "printf '%s\n' '$out' | grep -q '^counters.retransmits=' && printf '%s\n' '$out' | grep -q '^counters.uc_drop_msgs='"
 
 wait "$cli"
 rc=$?
