@@ -86,6 +86,7 @@ echo "# sample 2: $(qp_dump | grep -E '^(sq_psn|rq_psn|unacked|retry_left|retran
 # debugfs: the same QP, during traffic
 f=$DBG/$DEV_A/qp/$QPN
 check "debugfs: $f exists" test -f "$f"
+
 # hold the file open across the QP's destruction: a later read fails
 # cleanly (debugfs answers -EIO once the file is removed); opened now,
 # while traffic surely runs
@@ -104,6 +105,7 @@ except OSError as e:
     print("read after destroy failed:", e.strerror)
 PY
 hold=$!
+
 wait_until 20 grep -q "first read" /tmp/obs-hold.log
 if out=$("$OBS" debugfs "$f" "$QPN" 2>&1); then
 	ok "debugfs: the dump of QP $QPN parses during traffic ($(printf '%s\n' "$out" | wc -l) fields)"
