@@ -25,6 +25,7 @@
 
 #include "softrc.h"
 #include "net.h"
+#include "dump.h"
 
 static DEFINE_MUTEX(softrc_link_mutex);
 static DEFINE_MUTEX(softrc_dev_list_lock);
@@ -121,8 +122,11 @@ static int softrc_dev_register(struct softrc_dev *sdev, const char *name,
 	err = ib_device_set_netdev(ibdev, ndev, 1);
 	if (!err)
 		err = ib_register_device(ibdev, name, NULL);
-	if (err)
+	if (err) {
+		/* enable_driver may have run: no dealloc_driver on this path */
+		softrc_debugfs_dev_del(sdev);
 		softrc_net_dev_del(sdev);
+	}
 	return err;
 }
 
@@ -226,6 +230,7 @@ void softrc_dev_dealloc(struct ib_device *ibdev)
 	WARN_ON(atomic_read(&sdev->num_qp));
 	WARN_ON(atomic_read(&sdev->num_mr));
 	WARN_ON(atomic_read(&sdev->num_srq));
+	softrc_debugfs_dev_del(sdev);
 	softrc_net_dev_del(sdev);
 	softrc_obj_dev_fini(sdev);
 }

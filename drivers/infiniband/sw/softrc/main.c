@@ -19,6 +19,7 @@
 
 #include "softrc.h"
 #include "net.h"
+#include "dump.h"
 
 #define SOFTRC_RXE_MODULE "rdma_rxe"
 
@@ -127,6 +128,7 @@ static int __init softrc_init(void)
 	if (err)
 		goto err_net_exit;
 
+	softrc_debugfs_init();
 	rdma_link_register(&softrc_link_ops);
 	pr_info("loaded\n");
 	return 0;
@@ -143,6 +145,7 @@ static void __exit softrc_exit(void)
 	/* waits for a running newlink, then no new device can appear */
 	rdma_link_unregister(&softrc_link_ops);
 	softrc_dev_remove_all();
+	softrc_debugfs_exit();
 	softrc_dev_exit();
 	softrc_net_exit();
 	unregister_module_notifier(&softrc_module_nb);

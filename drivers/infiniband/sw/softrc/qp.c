@@ -33,6 +33,7 @@
 #include "srq.h"
 #include "ah.h"
 #include "trace.h"
+#include "dump.h"
 
 #define SOFTRC_QPN_MIN		2	/* QPN 0 and 1 are reserved */
 #define SOFTRC_QPN_MAX		0xffffff
@@ -1733,6 +1734,7 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	/* fully built: now the receive path may find it */
 	softrc_stats_qp_new(qp);
 	xa_store(&sdev->dp->qp_xa, qpn, qp, GFP_KERNEL);
+	softrc_debugfs_qp_add(qp);
 	return 0;
 
 err_qpn:
@@ -1748,6 +1750,7 @@ int softrc_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct softrc_qp *qp = to_sqp(ibqp);
 
+	softrc_debugfs_qp_del(qp);
 	spin_lock_bh(&qp->lock);
 	qp->dying = true;
 	spin_unlock_bh(&qp->lock);

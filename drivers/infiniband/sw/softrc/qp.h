@@ -222,6 +222,7 @@ struct softrc_tx_batch {
  *		fragment-built ones come from (net.c), under @lock
  * @tx_ip_id:	IPv4 ID of the next packet (per QP, as a connected socket)
  * @tx_batch:	packets built but not yet sent (net.c), under @lock
+ * @dbg:	its debugfs file (debugfs.c), or NULL / an error pointer
  */
 struct softrc_qp {
 	struct ib_qp ibqp;
@@ -284,6 +285,7 @@ struct softrc_qp {
 	struct page_frag tx_frag;
 	u16 tx_ip_id;
 	struct softrc_tx_batch tx_batch;
+	struct dentry *dbg;
 };
 
 static inline struct softrc_qp *to_sqp(struct ib_qp *ibqp)

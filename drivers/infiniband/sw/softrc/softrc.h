@@ -110,6 +110,9 @@ static inline bool softrc_count_get(atomic_t *n, u32 max)
  * @srq_xa:	SRQs by srq_num (srq.c)
  * @num_cq:	CQs allocated, bounded by @caps.max_cq (cq.c)
  * @dp:		data path: QPN table, sockets, counters (net.c)
+ * @dbg:	debugfs directory softrc/<name> (debugfs.c), or NULL / an
+ *		error pointer
+ * @dbg_qp:	its qp/ subdirectory
  */
 struct softrc_dp;
 
@@ -131,6 +134,8 @@ struct softrc_dev {
 	struct xarray srq_xa;
 	atomic_t num_cq;
 	struct softrc_dp *dp;
+	struct dentry *dbg;
+	struct dentry *dbg_qp;
 };
 
 static inline struct softrc_dev *to_sdev(struct ib_device *ibdev)

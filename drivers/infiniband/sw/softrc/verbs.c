@@ -21,6 +21,7 @@
 #include "mr.h"
 #include "queue.h"
 #include "srq.h"
+#include "dump.h"
 
 /* rdma-core's librxe accepts exactly this uverbs ABI (kernel rxe's value). */
 #define SOFTRC_UVERBS_ABI_VERSION 2
@@ -279,6 +280,7 @@ static int softrc_dereg_mr_counted(struct ib_mr *ibmr, struct ib_udata *udata)
 static int softrc_enable_driver(struct ib_device *ibdev)
 {
 	ibdev_info(ibdev, "added on %s\n", netdev_name(to_sdev(ibdev)->ndev));
+	softrc_debugfs_dev_add(to_sdev(ibdev));
 	return 0;
 }
 
@@ -310,6 +312,9 @@ static const struct ib_device_ops softrc_dev_ops = {
 	.create_qp = softrc_create_qp,
 	.destroy_qp = softrc_destroy_qp,
 	.enable_driver = softrc_enable_driver,
+	.fill_res_cq_entry = softrc_fill_res_cq_entry,
+	.fill_res_mr_entry = softrc_fill_res_mr_entry,
+	.fill_res_qp_entry = softrc_fill_res_qp_entry,
 	.get_hw_stats = softrc_get_hw_stats,
 	.modify_qp = softrc_modify_qp,
 	.post_recv = softrc_post_recv,

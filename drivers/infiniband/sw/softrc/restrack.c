@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * restrack driver attributes: what `rdma resource show qp|cq|mr -dd`
+ * prints after the RDMA core's own fields; and the QP snapshot and
+ * summary walk the debugfs dump (debugfs.c) shares.
+ *
+ * Context: process context (the RDMA netlink dump holds a restrack
+ * reference on the object, no lock of ours; debugfs read). The QP is
+ * copied under qp->lock (spin_lock_bh, nothing sleeps or allocates under
+ * it) and printed after; CQ and MR fields are single loads.
+ */
+#include <linux/slab.h>
+#include <rdma/restrack.h>
+#include <rdma/rdma_netlink.h>
+
+#include "softrc.h"
+#include "qp.h"
+#include "cq.h"
+#include "mr.h"
+#include "dump.h"
+
+const char *softrc_ib_qps_name(enum ib_qp_state state)
+{
+	static const char *const names[] = {
+		[IB_QPS_RESET] = "reset", [IB_QPS_INIT] = "init",
+		[IB_QPS_RTR] = "rtr",	  [IB_QPS_RTS] = "rts",
+		[IB_QPS_SQD] = "sqd",	  [IB_QPS_SQE] = "sqe",
+		[IB_QPS_ERR] = "err",
+	};
+
+	if ((unsigned int)state < ARRAY_SIZE(names) && names[state])
+		return names[state];
+	return "unknown";
+}
+
+/* Copy the pending completions cons..prod (the oldest SOFTRC_SNAP_PWC). */
+static void softrc_qp_snap_pwc(struct softrc_qp *qp, struct softrc_qp_snap *s)
+{
+	u32 i;
+
+	lockdep_assert_held(&qp->lock);
+	/*
+	 * Only the producer (under qp->lock, held here) overwrites entries;
+	 * the drainer only reads them, so cons..prod stays intact while the
+	 * lock is held. A stale @pwc_cons shows an entry just handed over.
+	 */
+	s->pwc_prod = qp->pwc_prod;
+	/* acquire: pairs with the drainer's release of the slots it read */
+	s->pwc_cons = smp_load_acquire(&qp->pwc_cons);
+	s->pwc_size = qp->pwc_size;
+	s->pwc_pending = s->pwc_prod - s->pwc_cons;
+	s->npwc = min_t(u32, s->pwc_pending, SOFTRC_SNAP_PWC);
+	for (i = 0; i < s->npwc; i++)
+		s->pwc[i] = qp->pwc[(s->pwc_cons + i) & (qp->pwc_size - 1)];
+}
+
+/**
+ * softrc_qp_snap_take() - copy a QP's state for printing
+ * @qp:	a QP the caller keeps alive (restrack reference, or the debugfs
+ *	file it is read through, which destroy removes first)
+ *
+ * Return: a snapshot to kvfree(), or NULL (no memory).
+ */
+struct softrc_qp_snap *softrc_qp_snap_take(struct softrc_qp *qp)
+{
+	struct softrc_qp_snap *s;
+	u32 nres;
+
+	s = kvzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return NULL;
+	s->now = softrc_now();
+	s->qp_type = qp->ibqp.qp_type;
+	s->is_user = qp->is_user;
+
+	spin_lock_bh(&qp->lock);
+	s->core = qp->core;
+	nres = min_t(u32, qp->core.st.res_cap, SOFTRC_MAX_RD_ATOMIC);
+	if (qp->core_res)
+		memcpy(s->res, qp->core_res, nres * sizeof(s->res[0]));
+	s->state = qp->state;
+	s->dying = qp->dying;
+	s->sqd_seen = qp->sqd_seen;
+	s->cq_lost = READ_ONCE(qp->cq_lost);
+	s->pmtu = qp->pmtu;
+	if (qp->pwc)
+		softrc_qp_snap_pwc(qp, s);
+	spin_unlock_bh(&qp->lock);
+
+	s->core.st.res_cap = nres;
+	return s;
+}
+
+static const char *softrc_timer_name(const struct softrc_req *req)
+{
+	bool retry = req->deadline[SOFTRC_TIMER_RETRY];
+	bool rnr = req->deadline[SOFTRC_TIMER_RNR];
+
+	if (retry && rnr)
+		return "retry+rnr";
+	if (retry)
+		return "retry";
+	return rnr ? "rnr" : "off";
+}
+
+/* ns until @deadline, 0 if disarmed, 1 if already due */
+static u64 softrc_time_left(u64 deadline, u64 now)
+{
+	if (!deadline)
+		return 0;
+	return deadline > now ? deadline - now : 1;
+}
+
+static const char *softrc_name_of(const char *const *names, u32 nr, u32 v)
+{
+	return v < nr && names[v] ? names[v] : "unknown";
+}
+
+/**
+ * softrc_qp_walk_summary() - the QP fields restrack shows
+ * @s:		the snapshot
+ * @out:	where the fields go
+ * @arg:	@out's argument
+ *
+ * Return: 0, or the first error of @out.
+ */
+int softrc_qp_walk_summary(const struct softrc_qp_snap *s,
+			   const struct softrc_dump_out *out, void *arg)
+{
+	const struct softrc_req *req = &s->core.req;
+	const struct softrc_resp *resp = &s->core.resp;
+	int err;
+
+	err = out->str(arg, "state",
+		       softrc_name_of(softrc_qp_state_names, SOFTRC_QPS_NR,
+				      s->core.state));
+	err = err ?: out->str(arg, "req_state",
+			      softrc_name_of(softrc_req_state_names,
+					     SOFTRC_REQ_NR, req->state));
+	err = err ?: out->str(arg, "resp_state",
+			      softrc_name_of(softrc_resp_state_names,
+					     SOFTRC_RESP_NR, resp->state));
+	err = err ?: out->u32(arg, "sq_psn", req->psn_next);
+	err = err ?: out->u32(arg, "rq_psn", resp->epsn);
+	err = err ?: out->u32(arg, "unacked_psn_first", req->una);
+	err = err ?: out->u32(arg, "unacked_psn_last",
+			      softrc_psn_add(req->psn_next, SOFTRC_PSN_MASK));
+	err = err ?: out->u32(arg, "unacked_psns",
+			      softrc_psn_diff(req->psn_next, req->una));
+	err = err ?: out->u32(arg, "retry_left", req->retry_left);
+	err = err ?: out->u32(arg, "rnr_retry_left", req->rnr_left);
+	err = err ?: out->u32(arg, "rd_atomic_outstanding", req->rd_out);
+	err = err ?: out->u32(arg, "rd_atomic_max", s->core.attr.max_rd_atomic);
+	err = err ?: out->u32(arg, "responder_resources_live", resp->res_live);
+	err = err ?: out->str(arg, "timer", softrc_timer_name(req));
+	err = err ?: out->u64(arg, "retry_timer_ns",
+			      softrc_time_left(req->deadline[SOFTRC_TIMER_RETRY],
+					       s->now));
+	err = err ?: out->u64(arg, "rnr_timer_ns",
+			      softrc_time_left(req->deadline[SOFTRC_TIMER_RNR],
+					       s->now));
+	err = err ?: out->u64(arg, "retransmits", s->core.cnt.retransmits);
+	err = err ?: out->u64(arg, "timeouts", s->core.cnt.timeouts);
+	err = err ?: out->u64(arg, "seq_naks_rcvd", s->core.cnt.seq_naks_rcvd);
+	err = err ?: out->u64(arg, "rnr_naks_rcvd", s->core.cnt.rnr_naks_rcvd);
+	err = err ?: out->u32(arg, "pending_completions", s->pwc_pending);
+	return err;
+}
+
+static int softrc_nl_u32(void *arg, const char *key, u32 val)
+{
+	return rdma_nl_put_driver_u32(arg, key, val);
+}
+
+static int softrc_nl_u64(void *arg, const char *key, u64 val)
+{
+	return rdma_nl_put_driver_u64(arg, key, val);
+}
+
+static int softrc_nl_hex(void *arg, const char *key, u32 val)
+{
+	return rdma_nl_put_driver_u32_hex(arg, key, val);
+}
+
+static int softrc_nl_str(void *arg, const char *key, const char *val)
+{
+	return rdma_nl_put_driver_string(arg, key, val);
+}
+
+static const struct softrc_dump_out softrc_nl_out = {
+	.u32 = softrc_nl_u32,
+	.u64 = softrc_nl_u64,
+	.hex = softrc_nl_hex,
+	.str = softrc_nl_str,
+};
+
+/* fill_res_qp_entry: the engine summary, nested as driver attributes */
+int softrc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct softrc_qp_snap *s;
+	struct nlattr *nest;
+	int err;
+
+	s = softrc_qp_snap_take(to_sqp(ibqp));
+	if (!s)
+		return -ENOMEM;
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	err = nest ? softrc_qp_walk_summary(s, &softrc_nl_out, msg) : -EMSGSIZE;
+	kvfree(s);
+	if (err) {
+		if (nest)
+			nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+/* fill_res_cq_entry: ring depth, fill level, arming and overrun */
+int softrc_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct softrc_cq *cq = to_scq(ibcq);
+	unsigned long flags;
+	struct nlattr *nest;
+	u32 used, slots;
+	bool overrun;
+	u8 notify;
+	int err;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	slots = cq->q.index_mask + 1;
+	used = softrc_queue_count(&cq->q);
+	notify = cq->notify;
+	overrun = cq->overrun;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	err = rdma_nl_put_driver_u32(msg, "ring_slots", slots);
+	err = err ?: rdma_nl_put_driver_u32(msg, "ring_used", used);
+	err = err ?: rdma_nl_put_driver_string(msg, "notify",
+					       notify == IB_CQ_SOLICITED ? "solicited" :
+					       notify ? "next" : "off");
+	err = err ?: rdma_nl_put_driver_u32(msg, "overrun", overrun);
+	err = err ?: rdma_nl_put_driver_u32(msg, "user", cq->is_user);
+	if (err) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static const char *softrc_mr_kind(const struct softrc_mr *mr)
+{
+	if (mr->is_dma)
+		return "dma";
+	if (mr->is_fast)
+		return "fast_reg";
+	return mr->umem ? "user" : "kernel";
+}
+
+/* fill_res_mr_entry: kind, key, state, range and references */
+int softrc_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	static const char *const states[] = {
+		[SOFTRC_MR_VALID] = "valid",
+		[SOFTRC_MR_INVALID] = "invalid",
+		[SOFTRC_MR_DEAD] = "dead",
+	};
+	struct softrc_mr *mr = to_smr(ibmr);
+	struct nlattr *nest;
+	int state;
+	int err;
+
+	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!nest)
+		return -EMSGSIZE;
+	/* acquire: as every reader of mr->state (mr.h) */
+	state = smp_load_acquire(&mr->state);
+	err = rdma_nl_put_driver_string(msg, "kind", softrc_mr_kind(mr));
+	err = err ?: rdma_nl_put_driver_u32_hex(msg, "key", READ_ONCE(mr->key));
+	err = err ?: rdma_nl_put_driver_string(msg, "mr_state",
+					       softrc_name_of(states, ARRAY_SIZE(states),
+							      state));
+	err = err ?: rdma_nl_put_driver_u32_hex(msg, "access", mr->access);
+	err = err ?: rdma_nl_put_driver_u64_hex(msg, "iova", READ_ONCE(mr->iova));
+	err = err ?: rdma_nl_put_driver_u64(msg, "length", READ_ONCE(mr->length));
+	err = err ?: rdma_nl_put_driver_u64(msg, "pages",
+					    mr->is_fast ? READ_ONCE(mr->fn) : mr->npages);
+	err = err ?: rdma_nl_put_driver_u32(msg, "users", refcount_read(&mr->ref));
+	err = err ?: rdma_nl_put_driver_u32(msg, "mws_bound", READ_ONCE(mr->num_mw));
+	if (err) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
