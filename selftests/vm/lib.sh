@@ -240,6 +240,6 @@ counter() {
 
 # suites run compound checks as `bash -c '...'`: give them the helpers
 export -f wait_until tmo softrc_deps softrc_load softrc_loaded softrc_unload \
-	softrc_install_module rdma_dev_exists rdma_dev_gone port_state port_attr \
-	counter
+	softrc_install_module softrc_modtree_overlay softrc_modtree_restore \
+	rdma_dev_exists rdma_dev_gone port_state port_attr counter
 export SELFTEST_DIR REPO SOFTRC_KO KMOD_DIR KVER
