@@ -133,6 +133,9 @@ check "rmmod with no device" rmmod softrc
 check "rdma link add autoloads softrc (module alias rdma-link-softrc)" \
 	bash -c 'softrc_install_module && rdma link add s4 type softrc netdev va && softrc_loaded'
 check "rmmod after autoload" bash -c 'rmmod softrc && rdma_dev_gone s4'
+check "the module tree is restored (no overlay, no softrc.ko)" \
+	bash -c 'softrc_modtree_restore && ! softrc_modtree_mounted &&
+		[ -z "$(find "/lib/modules/$KVER" -name "softrc*")" ]'
 ip link del va
 
 ktap_finish

@@ -189,10 +189,16 @@ softrc_unload() {
 # tmpfs upper dir: an overlay's upper dir cannot live on the root
 # overlay), so depmod can write its index and modules can be installed.
 # softrc_modtree_restore takes it away again with all that was written.
+# /proc/mounts names the tree by its real path (/usr/lib/modules/... on a
+# merged /usr), so softrc_modtree_mounted resolves it first.
+softrc_modtree_mounted() {
+	grep -q " $(readlink -f "/lib/modules/$KVER") overlay " /proc/mounts
+}
+
 softrc_modtree_overlay() {
 	local upper=/run/softrc-mods
 
-	grep -q " /lib/modules/$KVER overlay " /proc/mounts && return 0
+	softrc_modtree_mounted && return 0
 	mkdir -p $upper
 	mountpoint -q $upper || mount -t tmpfs softrc-mods $upper || return 1
 	mkdir -p $upper/upper $upper/work
@@ -201,7 +207,7 @@ softrc_modtree_overlay() {
 }
 
 softrc_modtree_restore() {
-	if grep -q " /lib/modules/$KVER overlay " /proc/mounts; then
+	if softrc_modtree_mounted; then
 		umount "/lib/modules/$KVER" || return 1
 	fi
 	! mountpoint -q /run/softrc-mods || umount /run/softrc-mods
@@ -240,6 +246,6 @@ counter() {
 
 # suites run compound checks as `bash -c '...'`: give them the helpers
 export -f wait_until tmo softrc_deps softrc_load softrc_loaded softrc_unload \
-	softrc_install_module softrc_modtree_overlay softrc_modtree_restore \
+	softrc_install_module softrc_modtree_mounted softrc_modtree_overlay softrc_modtree_restore \
 	rdma_dev_exists rdma_dev_gone port_state port_attr counter
 export SELFTEST_DIR REPO SOFTRC_KO KMOD_DIR KVER
