@@ -360,8 +360,12 @@ TEST(comp_rnr_nak_waits_then_resends)
 	/* a timeout while waiting does nothing */
 	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
+	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RETRY]);
+	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RNR]);
 	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
 	EXPECT_EQ(SOFTRC_REQ_READY, t.qp.req.state);
+	EXPECT_EQ(1, t.nexpired[SOFTRC_TIMER_RNR]);
+	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RETRY]);
 	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
 	EXPECT_EQ(1001, t.tx[2].psn);
 	EXPECT_NE(0, t.deadline[SOFTRC_TIMER_RETRY]);
@@ -454,6 +458,8 @@ TEST(comp_set_error_flushes_both_queues)
 	EXPECT_EQ(1, t.qp.cnt.drop_state);
 	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
+	/* no expiry is reported on a QP in ERROR */
+	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RETRY]);
 }
 
 TEST(comp_msn_retires_sends_behind_answered_read)

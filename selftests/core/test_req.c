@@ -311,8 +311,16 @@ TEST(req_timer_early_or_stale_fire)
 	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);	/* not armed */
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
 	EXPECT_EQ(0, t.nretx);
+	/* neither is an expiry the glue reports (tracepoint) */
+	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RETRY]);
+	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RNR]);
 	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
 	EXPECT_EQ(1, t.qp.cnt.timeouts);
+	EXPECT_EQ(1, t.nexpired[SOFTRC_TIMER_RETRY]);
+	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RNR]);
+	/* the same expiry again (stale: the deadline moved on) */
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	EXPECT_EQ(1, t.nexpired[SOFTRC_TIMER_RETRY]);
 	/* the go-back is reported once, from the oldest unacked PSN */
 	EXPECT_EQ(1, t.nretx);
 	EXPECT_EQ(1000, t.retx_psn[0]);

@@ -179,6 +179,13 @@ static void ct_rnr_wait(void *ctx, u32 psn, u64 wait_ns)
 	t->nrnr++;
 }
 
+static void ct_timer_expired(void *ctx, enum softrc_timer_id id)
+{
+	struct ct *t = ctx;
+
+	t->nexpired[id]++;
+}
+
 static const struct softrc_core_ops ct_ops = {
 	.xmit = ct_xmit,
 	.mr_check = ct_mr_check,
@@ -194,6 +201,7 @@ static const struct softrc_core_ops ct_ops = {
 	.qp_error = ct_qp_error,
 	.retransmit = ct_retransmit,
 	.rnr_wait = ct_rnr_wait,
+	.timer_expired = ct_timer_expired,
 };
 
 void ct_attr_default(struct softrc_core_attr *attr)

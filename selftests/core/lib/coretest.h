@@ -84,6 +84,7 @@ struct ct {
 	u32 rnr_psn;		/* ops->rnr_wait: the last RNR NAK's PSN */
 	u64 rnr_wait_ns;	/* ... and its wait */
 	int nrnr;
+	int nexpired[SOFTRC_TIMER_NR];	/* ops->timer_expired, per timer */
 };
 
 /* The memory of every pin handed out so far goes away (dereg, invalidate). */

@@ -16,7 +16,7 @@
  * its pending-completion queue (handed to the CQs after the lock is
  * dropped), its timers, and the transmit path of net.c. Tracepoints
  * (trace.h): pkt_tx, nak_tx, complete, qp_state (transport error),
- * retransmit and rnr_wait.
+ * retransmit, rnr_wait and timer_expire.
  */
 #include <linux/highmem.h>
 #include <linux/ipv6.h>
@@ -579,6 +579,11 @@ static void softrc_glue_rnr_wait(void *ctx, u32 psn, u64 wait_ns)
 	trace_softrc_rnr_wait(softrc_glue_qp(ctx), psn, wait_ns);
 }
 
+static void softrc_glue_timer_expired(void *ctx, enum softrc_timer_id id)
+{
+	trace_softrc_timer_expire(softrc_glue_qp(ctx), id);
+}
+
 const struct softrc_core_ops softrc_glue_ops = {
 	.xmit = softrc_glue_xmit,
 	.mr_check = softrc_glue_mr_check,
@@ -594,4 +599,5 @@ const struct softrc_core_ops softrc_glue_ops = {
 	.qp_error = softrc_glue_qp_error,
 	.retransmit = softrc_glue_retransmit,
 	.rnr_wait = softrc_glue_rnr_wait,
+	.timer_expired = softrc_glue_timer_expired,
 };

@@ -9,9 +9,10 @@
  * after qp->dying is set, and waits for a running handler.
  *
  * Touches: the QP's two hrtimers, and the engine through
- * softrc_core_timer (its deadlines read, for softrc_timer_expire). A
- * timer is never armed on a dying QP. Tracepoints: softrc_timer_arm,
- * softrc_timer_expire (trace.h).
+ * softrc_core_timer, which decides whether an expiry is real and reports
+ * it through ops->timer_expired (glue.c: softrc_timer_expire). A timer
+ * is never armed on a dying QP. Tracepoint here: softrc_timer_arm
+ * (trace.h).
  *
  * Cheap on the packet path: the engine moves its retry deadline on every
  * ACK, but an armed timer that would expire no later than the new
@@ -52,18 +53,11 @@ static enum hrtimer_restart softrc_timer_fired(struct hrtimer *t,
 					       enum softrc_timer_id id)
 {
 	struct softrc_qp *qp = container_of(t, struct softrc_qp, timer[id]);
-	u64 now, deadline;
 
 	spin_lock_bh(&qp->lock);
 	if (!qp->dying) {
-		now = ktime_get_ns();
-		/* the engine acts only on a deadline it set and that passed */
-		deadline = qp->core.req.deadline[id];
-		if (trace_softrc_timer_expire_enabled() &&
-		    deadline && now >= deadline &&
-		    qp->core.state != SOFTRC_QPS_ERROR)
-			trace_softrc_timer_expire(qp, id);
-		softrc_core_timer(&qp->core, id, now);
+		/* the engine judges the deadline (and reports a real expiry) */
+		softrc_core_timer(&qp->core, id, ktime_get_ns());
 		softrc_qp_run_tx(qp);
 	}
 	spin_unlock_bh(&qp->lock);

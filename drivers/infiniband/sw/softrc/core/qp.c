@@ -244,6 +244,8 @@ void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
 		return;
 	}
 	qp->req.deadline[id] = 0;
+	if (qp->ops->timer_expired)
+		qp->ops->timer_expired(qp->ctx, id);
 	if (id == SOFTRC_TIMER_RETRY)
 		softrc_retry_fired(qp, now);
 	else

@@ -401,6 +401,10 @@ enum softrc_retry_reason {
  *		packets follow through @xmit.
  * @rnr_wait:	optional: an RNR NAK for @psn stops the requester for
  *		@wait_ns (the RNR timer is armed through @timer).
+ * @timer_expired: optional: timer @id reached the deadline the engine set
+ *		and the engine acts on it now (a local ACK timeout or the
+ *		end of an RNR back-off); an early, stale or disarmed expiry,
+ *		or one on a QP in ERROR, is not reported.
  */
 struct softrc_core_ops {
 	int (*xmit)(void *ctx, const struct softrc_pkt *pkt,
@@ -421,6 +425,7 @@ struct softrc_core_ops {
 	void (*qp_error)(void *ctx);
 	void (*retransmit)(void *ctx, u32 psn, enum softrc_retry_reason why);
 	void (*rnr_wait)(void *ctx, u32 psn, u64 wait_ns);
+	void (*timer_expired)(void *ctx, enum softrc_timer_id id);
 };
 
 /**
