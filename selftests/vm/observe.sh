@@ -6,7 +6,8 @@
 # ib_write_bw runs across the veth pair under `tc netem loss`: PSNs and
 # retransmits move, the dump parses and names its QP, the file goes with
 # its QP and the directory with its device, and a file held open past
-# its QP's destruction reads as an error, not a crash.
+# its QP's destruction reads as an error, not a crash, and the device
+# directory follows a rename of the device.
 #
 # Topology (selftests/verbs/topo.sh, wire):
 #   netns rc-a: va 10.0.0.1 (s0) === vb 10.0.0.2 (s1): netns rc-b
@@ -156,6 +157,20 @@ check "restrack: cq -dd shows ring_slots, ring_used, notify, overrun" \
 	bash -c "printf '%s\n' '$cq' | grep ibv_rc_pingpong | grep 'ring_slots' | grep 'ring_used' | grep 'notify' | grep -q 'overrun'"
 check "restrack: mr -dd shows kind, key, mr_state, length, users" \
 	bash -c "printf '%s\n' '$mr' | grep ibv_rc_pingpong | grep 'kind user' | grep 'key 0x' | grep 'mr_state valid' | grep 'length' | grep -q 'users'"
+
+# the device directory follows `rdma dev set NAME name NEW`, QP files
+# and all, while ibv_rc_pingpong's QP is live
+qpb=$($RUN_B rdma -j resource show qp link "$DEV_B/1" | "$OBS" qp ibv_rc_pingpong | sed -n 's/^lqpn=//p')
+REN=obsren0
+$RUN_B rdma dev set "$DEV_B" name "$REN"
+check "debugfs: rename $DEV_B to $REN moves $DBG/$DEV_B to $DBG/$REN" \
+	test -d "$DBG/$REN/qp" -a ! -e "$DBG/$DEV_B"
+check "debugfs: QP $qpb's file moved along and still reads" \
+	"$OBS" debugfs "$DBG/$REN/qp/$qpb" "$qpb"
+$RUN_B rdma dev set "$REN" name "$DEV_B"
+check "debugfs: renamed back, $DBG/$DEV_B is there and $DBG/$REN is not" \
+	test -d "$DBG/$DEV_B/qp" -a ! -e "$DBG/$REN"
+
 kill "$srv" 2>/dev/null
 wait "$srv" 2>/dev/null
 srv=

@@ -5,7 +5,11 @@
  * lower_snake_case), sections introduced by a "[section]" line.
  *
  * Context: process context. The device directory is created by
- * enable_driver and removed by dealloc_driver; a QP's file is created
+ * enable_driver and removed by dealloc_driver, and follows the device's
+ * name: `rdma dev set OLD name NEW` reaches the rename callback of our
+ * ib_client, which the RDMA core calls only between the client's add
+ * (after enable_driver) and remove (before dealloc_driver), one rename
+ * at a time (under its devices_rwsem). A QP's file is created
  * once the QP is published and removed first thing in destroy_qp.
  * debugfs_remove() waits for running reads (the file's proxy fops) and
  * later reads of a file still open fail with -EIO, so a read never sees
@@ -16,6 +20,7 @@
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <rdma/ib_verbs.h>
 
 #include "softrc.h"
 #include "qp.h"
@@ -286,13 +291,57 @@ void softrc_debugfs_dev_del(struct softrc_dev *sdev)
 	sdev->dbg_qp = NULL;
 }
 
-void softrc_debugfs_init(void)
+/* The client watches only this module's devices. */
+static int softrc_dbg_client_add(struct ib_device *ibdev)
 {
-	softrc_dbg_root = debugfs_create_dir("softrc", NULL);
+	return ibdev->ops.owner == THIS_MODULE ? 0 : -EOPNOTSUPP;
 }
 
+static void softrc_dbg_client_remove(struct ib_device *ibdev, void *data)
+{
+}
+
+/* The device has its new name: the directory takes it too. */
+static void softrc_dbg_client_rename(struct ib_device *ibdev, void *data)
+{
+	struct softrc_dev *sdev = to_sdev(ibdev);
+	struct dentry *d;
+
+	if (IS_ERR_OR_NULL(sdev->dbg))
+		return;
+	d = debugfs_rename(softrc_dbg_root, sdev->dbg, softrc_dbg_root,
+			   dev_name(&ibdev->dev));
+	if (IS_ERR(d))
+		ibdev_warn(ibdev, "debugfs directory keeps its old name (%pe)\n",
+			   d);
+}
+
+static struct ib_client softrc_dbg_client = {
+	.name = "softrc_debugfs",
+	.add = softrc_dbg_client_add,
+	.remove = softrc_dbg_client_remove,
+	.rename = softrc_dbg_client_rename,
+	.no_kverbs_req = true,
+};
+
+/* Before the first device exists (module init). */
+int softrc_debugfs_init(void)
+{
+	int err;
+
+	softrc_dbg_root = debugfs_create_dir("softrc", NULL);
+	err = ib_register_client(&softrc_dbg_client);
+	if (err) {
+		debugfs_remove(softrc_dbg_root);
+		softrc_dbg_root = NULL;
+	}
+	return err;
+}
+
+/* After the last device is gone (module exit). */
 void softrc_debugfs_exit(void)
 {
+	ib_unregister_client(&softrc_dbg_client);
 	debugfs_remove(softrc_dbg_root);
 	softrc_dbg_root = NULL;
 }

@@ -84,7 +84,7 @@ int softrc_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int softrc_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 
 /* debugfs.c */
-void softrc_debugfs_init(void);
+int softrc_debugfs_init(void);
 void softrc_debugfs_exit(void);
 void softrc_debugfs_dev_add(struct softrc_dev *sdev);
 void softrc_debugfs_dev_del(struct softrc_dev *sdev);

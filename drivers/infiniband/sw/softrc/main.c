@@ -128,11 +128,15 @@ static int __init softrc_init(void)
 	if (err)
 		goto err_net_exit;
 
-	softrc_debugfs_init();
+	err = softrc_debugfs_init();
+	if (err)
+		goto err_dev_exit;
 	rdma_link_register(&softrc_link_ops);
 	pr_info("loaded\n");
 	return 0;
 
+err_dev_exit:
+	softrc_dev_exit();
 err_net_exit:
 	softrc_net_exit();
 err_unregister_module_nb:
