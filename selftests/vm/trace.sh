@@ -19,7 +19,8 @@
 #     with its wait, timer_arm/timer_expire rnr, retransmit reason=rnr,
 #     status RNR_RETRY_EXC_ERR
 #   loss (wire, netem loss 5%): rc_verify: nak_tx/nak_rx PSN sequence error
-#     NAKs, retransmit reason=nak_seq at the PSN a NAK named
+#     NAKs, retransmit reason=nak_seq at the PSN a NAK named, and
+#     reason=read_restart for a READ whose response lost packets
 #   trace-cmd: the documented `trace-cmd record -e softrc` (if installed)
 #
 # Topologies (selftests/verbs/topo.sh): loop (s0 on va, both sides) and
@@ -295,5 +296,12 @@ q=$(field "$l" qpn)
 psn=$(field "$l" psn)
 check "loss: the nak_seq resend starts at the PSN a NAK named (qpn=$q psn=$psn)" \
 	has loss softrc_nak_rx " qpn=$q psn=$psn syndrome=0x60 "
+# rc_verify's mix has READs: a response lost in the middle of one shows
+# as a gap in the responses (an implied NAK), and the requester asks for
+# the rest of that READ again
+echo "# loss: retransmit reasons: $(lines loss softrc_retransmit | grep -o 'reason=[a-z_]*' | sort | uniq -c | tr -s ' \n' ' ')"
+l=$(lines loss softrc_retransmit "reason=read_restart" | head -n1)
+check "loss: retransmit reason=read_restart, a lost READ response (${l#* softrc_retransmit: })" \
+	test -n "$l"
 
 ktap_finish
