@@ -119,6 +119,7 @@ check: deps
 	$(MAKE) -C $(KDIR) M=$(TOP) W=1 KCFLAGS=-Werror modules
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
 	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
+	@$(call RUN_STEP,resraw,$(MAKE) -s -C tools/resraw check)
 	@$(call RUN_STEP,docs,tools/testing/rst-check.sh)
 	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
 	@$(MAKE) --no-print-directory check-vm
@@ -129,6 +130,7 @@ check-host:
 	@mkdir -p $(RESULTS)
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
 	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
+	@$(call RUN_STEP,resraw,$(MAKE) -s -C tools/resraw check)
 	@$(call RUN_STEP,docs,tools/testing/rst-check.sh)
 
 check-harness:
@@ -145,10 +147,12 @@ check-vm: modules verbs
 		> $(RESULTS)/vm.ktap
 
 # libibverbs test programs the VM suites run (selftests/verbs/*.c, and
-# tools/bench/qpmem, which limits.sh runs too)
+# tools/bench/qpmem, which limits.sh runs too; tools/resraw, which
+# observe.sh runs)
 verbs:
 	$(MAKE) -C selftests/verbs
 	$(MAKE) -C tools/bench
+	$(MAKE) -C tools/resraw
 
 # Interop with Linux rxe: two VMs (softrc and rdma_rxe) on a QEMU socket
 # network; runs on the host, outside run_all.sh.

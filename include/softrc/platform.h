@@ -36,6 +36,8 @@ typedef __INT64_TYPE__ s64;
 typedef u16 __be16;
 typedef u32 __be32;
 typedef u64 __be64;
+typedef u16 __le16;
+typedef u32 __le32;
 typedef u64 __le64;
 
 #define cpu_to_be16(x) htobe16(x)
@@ -44,7 +46,11 @@ typedef u64 __le64;
 #define be16_to_cpu(x) be16toh(x)
 #define be32_to_cpu(x) be32toh(x)
 #define be64_to_cpu(x) be64toh(x)
+#define cpu_to_le16(x) htole16(x)
+#define cpu_to_le32(x) htole32(x)
 #define cpu_to_le64(x) htole64(x)
+#define le16_to_cpu(x) le16toh(x)
+#define le32_to_cpu(x) le32toh(x)
 #define le64_to_cpu(x) le64toh(x)
 
 #define SOFTRC__GCC_ATTR(a) __attribute__((a))

@@ -6,6 +6,8 @@
 #       the QP (by number, or the client's RC QP by command name) as
 #       "key=value" lines: the core's fields and the driver's (drv_
 #       prefix dropped)
+#   observe.py res cqn|mrn COMM < `rdma -j -dd res show cq|mr`
+#       the first CQ or MR of the program COMM, as "key=value" lines
 #   observe.py debugfs FILE QPN
 #       FILE must be "[section]" and "key: value" lines only, with the
 #       sections a QP dump has and qpn QPN; prints "section.key=value"
@@ -14,14 +16,14 @@ import re
 import sys
 
 
-def qp_entries(doc):
+def entries(doc, idkey="lqpn"):
     for ent in doc if isinstance(doc, list) else [doc]:
-        if isinstance(ent, dict) and "lqpn" in ent:
+        if isinstance(ent, dict) and idkey in ent:
             yield ent
         elif isinstance(ent, dict):
             for v in ent.values():
                 if isinstance(v, list):
-                    yield from qp_entries(v)
+                    yield from entries(v, idkey)
 
 
 def flat(ent, out):
@@ -40,7 +42,7 @@ def flat(ent, out):
 
 def cmd_qp(want):
     doc = json.load(sys.stdin)
-    for ent in qp_entries(doc):
+    for ent in entries(doc):
         f = flat(ent, {})
         if (want.isdigit() and str(f.get("lqpn")) == want) or \
            (not want.isdigit() and f.get("comm") == want and f.get("type") == "RC"):
@@ -48,6 +50,18 @@ def cmd_qp(want):
                 print(f"{k}={v}")
             return 0
     print(f"no QP {want} in the dump", file=sys.stderr)
+    return 1
+
+
+def cmd_res(idkey, comm):
+    doc = json.load(sys.stdin)
+    for ent in entries(doc, idkey):
+        f = flat(ent, {})
+        if f.get("comm") == comm:
+            for k, v in f.items():
+                print(f"{k}={v}")
+            return 0
+    print(f"no {idkey} of {comm} in the dump", file=sys.stderr)
     return 1
 
 
@@ -94,4 +108,6 @@ def cmd_debugfs(path, qpn):
 if __name__ == "__main__":
     if sys.argv[1] == "qp":
         sys.exit(cmd_qp(sys.argv[2]))
+    if sys.argv[1] == "res":
+        sys.exit(cmd_res(sys.argv[2], sys.argv[3]))
     sys.exit(cmd_debugfs(sys.argv[2], sys.argv[3]))

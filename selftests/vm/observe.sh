@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Observing a QP: `rdma resource show qp|cq|mr -dd` driver attributes and
-# the debugfs dump /sys/kernel/debug/softrc/<dev>/qp/<qpn>, sampled while
+# Observing a QP: `rdma resource show qp|cq|mr -dd` driver attributes
+# and `-r` raw records (decoded by tools/resraw), both of which keep an
+# MR's key and iova from readers without CAP_NET_ADMIN, and the debugfs
+# dump /sys/kernel/debug/softrc/<dev>/qp/<qpn>, sampled while
 # ib_write_bw runs across the veth pair under `tc netem loss`: PSNs and
 # retransmits move, the dump parses and names its QP, the file goes with
 # its QP and the directory with its device, and a file held open past
@@ -15,6 +17,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 . "$REPO/selftests/verbs/topo.sh"
 OBS=$SELFTEST_DIR/observe.py
+RESRAW=$REPO/tools/resraw/softrc-resraw
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 DBG=/sys/kernel/debug/softrc
 
 cleanup() {
@@ -83,6 +87,21 @@ export RUN_A DEV_A OBS QPN psn1 retx1
 check "restrack: sq_psn moves during traffic (was $psn1)" wait_until 20 sq_psn_moved
 check "restrack: retransmits move under netem loss (was $retx1)" wait_until 30 retx_moved
 echo "# sample 2: $(qp_dump | grep -E '^(sq_psn|rq_psn|unacked|retry_left|retransmits|timeouts|timer)' | tr '\n' ' ')"
+
+# raw records (-r) decoded by tools/resraw: the same QP, whose raw
+# retransmits must lie between two -dd reads taken around it
+d1=$(qp_field retransmits)
+rq=$($RUN_A rdma -j -r resource show qp link "$DEV_A/1" | "$RESRAW" | grep "^qp qpn=$QPN ")
+d2=$(qp_field retransmits)
+echo "# raw: $rq"
+rr=$(printf '%s\n' "$rq" | tr ' ' '\n' | sed -n 's/^retransmits=//p')
+rmax=$(printf '%s\n' "$rq" | tr ' ' '\n' | sed -n 's/^rd_atomic_max=//p')
+check "restrack raw: qp -r decodes QP $QPN as an RC QP in state RTS" \
+	bash -c "printf '%s\n' '$rq' | grep ' type=2 ' | grep -q ' state=RTS '"
+check "restrack raw: its retransmits ($rr) lie between two -dd reads ($d1, $d2)" \
+	bash -c "[ -n '$rr' ] && [ '$d1' -le '$rr' ] && [ '$rr' -le '$d2' ]"
+check "restrack raw: its rd_atomic_max ($rmax) is -dd's" \
+	bash -c "[ -n '$rmax' ] && [ '$rmax' = '$(qp_field rd_atomic_max)' ]"
 
 # debugfs: the same QP, during traffic
 f=$DBG/$DEV_A/qp/$QPN
@@ -157,6 +176,38 @@ check "restrack: cq -dd shows ring_slots, ring_used, notify, overrun" \
 	bash -c "printf '%s\n' '$cq' | grep ibv_rc_pingpong | grep 'ring_slots' | grep 'ring_used' | grep 'notify' | grep -q 'overrun'"
 check "restrack: mr -dd shows kind, key, mr_state, length, users" \
 	bash -c "printf '%s\n' '$mr' | grep ibv_rc_pingpong | grep 'kind user' | grep 'key 0x' | grep 'mr_state valid' | grep 'length' | grep -q 'users'"
+
+# raw CQ and MR records of the same program; an MR's key and iova go only
+# to CAP_NET_ADMIN, as the core's rkey and lkey
+cqd=$($RUN_B rdma -j -dd resource show cq dev "$DEV_B" | "$OBS" res cqn ibv_rc_pingpong)
+cqn=$(printf '%s\n' "$cqd" | sed -n 's/^cqn=//p')
+slots=$(printf '%s\n' "$cqd" | sed -n 's/^ring_slots=//p')
+cqr=$($RUN_B rdma -j -r resource show cq dev "$DEV_B" | "$RESRAW" | grep "^cq cqn=$cqn ")
+echo "# raw: $cqr"
+check "restrack raw: cq -r decodes CQ $cqn with -dd's ring_slots ($slots), user=1" \
+	bash -c "[ -n '$slots' ] && printf '%s\n' '$cqr' | grep -q ' ring_slots=$slots .* user=1\$'"
+mrd=$($RUN_B rdma -j -dd resource show mr dev "$DEV_B" | "$OBS" res mrn ibv_rc_pingpong)
+mrn=$(printf '%s\n' "$mrd" | sed -n 's/^mrn=//p')
+mrkey=$(printf '0x%x' "$(printf '%s\n' "$mrd" | sed -n 's/^key=//p')")
+mrlen=$(printf '%s\n' "$mrd" | sed -n 's/^length=//p')
+mrr=$($RUN_B rdma -j -r resource show mr dev "$DEV_B" | "$RESRAW" | grep "^mr mrn=$mrn ")
+echo "# raw: $mrr"
+check "restrack raw: mr -r decodes MR $mrn: user, valid, -dd's key ($mrkey) and length ($mrlen)" \
+	bash -c "[ -n '$mrlen' ] && printf '%s\n' '$mrr' | grep -q ' kind=user mr_state=valid .* key=$mrkey iova=0x[0-9a-f]* length=$mrlen '"
+mru=$($RUN_B $NOBODY rdma -dd resource show mr dev "$DEV_B" 2>&1)
+echo "# mr as nobody: $(printf '%s\n' "$mru" | grep "mrn $mrn ")"
+# the same pattern must find all four in root's view, or the check is void
+keys_re='(^| )(drv_key|drv_iova|rkey|lkey) '
+check "restrack: root's mr -dd has drv_key, drv_iova, rkey and lkey" \
+	bash -c "[ \$(printf '%s\n' '$mr' | grep 'mrn $mrn ' | grep -Eo '$keys_re' | wc -l) = 4 ]"
+check "restrack: without CAP_NET_ADMIN, mr -dd shows MR $mrn but none of them" \
+	bash -c "printf '%s\n' '$mru' | grep 'mrn $mrn ' | grep -q 'kind user' && ! printf '%s\n' '$mru' | grep -Eq '$keys_re'"
+# raw dumps are the core's admin-only commands (RDMA_NL_ADMIN_PERM)
+$RUN_B $NOBODY rdma -j -r resource show mr dev "$DEV_B" >/tmp/obs-raw-nobody.log 2>&1
+rc=$?
+echo "# raw as nobody: status $rc, $(head -c 200 /tmp/obs-raw-nobody.log)"
+check "restrack raw: without CAP_NET_ADMIN, mr -r is refused" \
+	bash -c "[ $rc -ne 0 ] && grep -q 'not permitted' /tmp/obs-raw-nobody.log && ! grep -q data /tmp/obs-raw-nobody.log"
 
 # the device directory follows `rdma dev set NAME name NEW`, QP files
 # and all, while ibv_rc_pingpong's QP is live

@@ -82,6 +82,9 @@ const char *softrc_ib_qps_name(enum ib_qp_state state);
 int softrc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int softrc_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int softrc_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int softrc_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp);
+int softrc_fill_res_cq_entry_raw(struct sk_buff *msg, struct ib_cq *ibcq);
+int softrc_fill_res_mr_entry_raw(struct sk_buff *msg, struct ib_mr *ibmr);
 
 /* debugfs.c */
 int softrc_debugfs_init(void);

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * restrack driver attributes: what `rdma resource show qp|cq|mr -dd`
- * prints after the RDMA core's own fields; and the QP snapshot and
- * summary walk the debugfs dump (debugfs.c) shares.
+ * prints after the RDMA core's own fields, and the raw records
+ * (include/softrc/resraw.h) `rdma resource show qp|cq|mr -r` prints;
+ * and the QP snapshot and summary walk the debugfs dump (debugfs.c)
+ * shares.
  *
  * Context: process context (the RDMA netlink dump holds a restrack
  * reference on the object, no lock of ours; debugfs read). The QP is
  * copied under qp->lock (spin_lock_bh, nothing sleeps or allocates under
  * it) and printed after; CQ and MR fields are single loads.
  */
+#include <linux/capability.h>
 #include <linux/slab.h>
 #include <rdma/restrack.h>
 #include <rdma/rdma_netlink.h>
+
+#include <softrc/resraw.h>
 
 #include "softrc.h"
 #include "qp.h"
@@ -216,33 +221,50 @@ int softrc_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	return 0;
 }
 
+/* A CQ's fields, read under cq->lock. */
+struct softrc_cq_view {
+	u32 slots;
+	u32 used;
+	u8 notify;	/* enum softrc_resraw_notify */
+	bool overrun;
+};
+
+static void softrc_cq_view(struct softrc_cq *cq, struct softrc_cq_view *v)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	v->slots = cq->q.index_mask + 1;
+	v->used = softrc_queue_count(&cq->q);
+	v->notify = cq->notify == IB_CQ_SOLICITED ? SOFTRC_RESRAW_NOTIFY_SOLICITED :
+		    cq->notify ? SOFTRC_RESRAW_NOTIFY_NEXT : SOFTRC_RESRAW_NOTIFY_OFF;
+	v->overrun = cq->overrun;
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
 /* fill_res_cq_entry: ring depth, fill level, arming and overrun */
 int softrc_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
+	static const char *const notify[] = {
+		[SOFTRC_RESRAW_NOTIFY_OFF] = "off",
+		[SOFTRC_RESRAW_NOTIFY_NEXT] = "next",
+		[SOFTRC_RESRAW_NOTIFY_SOLICITED] = "solicited",
+	};
 	struct softrc_cq *cq = to_scq(ibcq);
-	unsigned long flags;
+	struct softrc_cq_view v;
 	struct nlattr *nest;
-	u32 used, slots;
-	bool overrun;
-	u8 notify;
 	int err;
 
-	spin_lock_irqsave(&cq->lock, flags);
-	slots = cq->q.index_mask + 1;
-	used = softrc_queue_count(&cq->q);
-	notify = cq->notify;
-	overrun = cq->overrun;
-	spin_unlock_irqrestore(&cq->lock, flags);
-
+	softrc_cq_view(cq, &v);
 	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!nest)
 		return -EMSGSIZE;
-	err = rdma_nl_put_driver_u32(msg, "ring_slots", slots);
-	err = err ?: rdma_nl_put_driver_u32(msg, "ring_used", used);
+	err = rdma_nl_put_driver_u32(msg, "ring_slots", v.slots);
+	err = err ?: rdma_nl_put_driver_u32(msg, "ring_used", v.used);
 	err = err ?: rdma_nl_put_driver_string(msg, "notify",
-					       notify == IB_CQ_SOLICITED ? "solicited" :
-					       notify ? "next" : "off");
-	err = err ?: rdma_nl_put_driver_u32(msg, "overrun", overrun);
+					       softrc_name_of(notify, ARRAY_SIZE(notify),
+							      v.notify));
+	err = err ?: rdma_nl_put_driver_u32(msg, "overrun", v.overrun);
 	err = err ?: rdma_nl_put_driver_u32(msg, "user", cq->is_user);
 	if (err) {
 		nla_nest_cancel(msg, nest);
@@ -252,43 +274,88 @@ int softrc_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 	return 0;
 }
 
-static const char *softrc_mr_kind(const struct softrc_mr *mr)
+static u8 softrc_mr_kind(const struct softrc_mr *mr)
 {
 	if (mr->is_dma)
-		return "dma";
+		return SOFTRC_RESRAW_MR_DMA;
 	if (mr->is_fast)
-		return "fast_reg";
-	return mr->umem ? "user" : "kernel";
+		return SOFTRC_RESRAW_MR_FAST_REG;
+	return mr->umem ? SOFTRC_RESRAW_MR_USER : SOFTRC_RESRAW_MR_KERNEL;
+}
+
+static const char *const softrc_mr_kind_names[] = {
+	[SOFTRC_RESRAW_MR_USER] = "user",
+	[SOFTRC_RESRAW_MR_DMA] = "dma",
+	[SOFTRC_RESRAW_MR_FAST_REG] = "fast_reg",
+	[SOFTRC_RESRAW_MR_KERNEL] = "kernel",
+};
+
+static u8 softrc_mr_state(const struct softrc_mr *mr)
+{
+	/* acquire: as every reader of mr->state (mr.h) */
+	switch (smp_load_acquire(&mr->state)) {
+	case SOFTRC_MR_VALID:
+		return SOFTRC_RESRAW_MR_VALID;
+	case SOFTRC_MR_INVALID:
+		return SOFTRC_RESRAW_MR_INVALID;
+	default:
+		return SOFTRC_RESRAW_MR_DEAD;
+	}
+}
+
+static const char *const softrc_mr_state_names[] = {
+	[SOFTRC_RESRAW_MR_VALID] = "valid",
+	[SOFTRC_RESRAW_MR_INVALID] = "invalid",
+	[SOFTRC_RESRAW_MR_DEAD] = "dead",
+};
+
+static u64 softrc_mr_pages(const struct softrc_mr *mr)
+{
+	return mr->is_fast ? READ_ONCE(mr->fn) : mr->npages;
+}
+
+/*
+ * Whether the reader of a restrack dump may see an MR's key and iova.
+ * The RDMA core shows rkey/lkey only to CAP_NET_ADMIN (nldev.c), but
+ * calls the driver's fill functions, -dd and raw, for every reader: a
+ * key plus its iova is enough to reach the memory from the wire, and a
+ * user MR's iova is a process address. The dump runs in the reader's
+ * process context (the netlink request or its dump continuation), so
+ * current is the reader.
+ */
+static bool softrc_res_may_see_keys(void)
+{
+	return capable(CAP_NET_ADMIN);
 }
 
 /* fill_res_mr_entry: kind, key, state, range and references */
 int softrc_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
-	static const char *const states[] = {
-		[SOFTRC_MR_VALID] = "valid",
-		[SOFTRC_MR_INVALID] = "invalid",
-		[SOFTRC_MR_DEAD] = "dead",
-	};
+	bool keys = softrc_res_may_see_keys();
 	struct softrc_mr *mr = to_smr(ibmr);
 	struct nlattr *nest;
-	int state;
 	int err;
 
 	nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!nest)
 		return -EMSGSIZE;
-	/* acquire: as every reader of mr->state (mr.h) */
-	state = smp_load_acquire(&mr->state);
-	err = rdma_nl_put_driver_string(msg, "kind", softrc_mr_kind(mr));
-	err = err ?: rdma_nl_put_driver_u32_hex(msg, "key", READ_ONCE(mr->key));
+	err = rdma_nl_put_driver_string(msg, "kind",
+					softrc_name_of(softrc_mr_kind_names,
+						       ARRAY_SIZE(softrc_mr_kind_names),
+						       softrc_mr_kind(mr)));
+	if (keys)
+		err = err ?: rdma_nl_put_driver_u32_hex(msg, "key",
+							READ_ONCE(mr->key));
 	err = err ?: rdma_nl_put_driver_string(msg, "mr_state",
-					       softrc_name_of(states, ARRAY_SIZE(states),
-							      state));
+					       softrc_name_of(softrc_mr_state_names,
+							      ARRAY_SIZE(softrc_mr_state_names),
+							      softrc_mr_state(mr)));
 	err = err ?: rdma_nl_put_driver_u32_hex(msg, "access", mr->access);
-	err = err ?: rdma_nl_put_driver_u64_hex(msg, "iova", READ_ONCE(mr->iova));
+	if (keys)
+		err = err ?: rdma_nl_put_driver_u64_hex(msg, "iova",
+							READ_ONCE(mr->iova));
 	err = err ?: rdma_nl_put_driver_u64(msg, "length", READ_ONCE(mr->length));
-	err = err ?: rdma_nl_put_driver_u64(msg, "pages",
-					    mr->is_fast ? READ_ONCE(mr->fn) : mr->npages);
+	err = err ?: rdma_nl_put_driver_u64(msg, "pages", softrc_mr_pages(mr));
 	err = err ?: rdma_nl_put_driver_u32(msg, "users", refcount_read(&mr->ref));
 	err = err ?: rdma_nl_put_driver_u32(msg, "mws_bound", READ_ONCE(mr->num_mw));
 	if (err) {
@@ -297,4 +364,107 @@ int softrc_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	}
 	nla_nest_end(msg, nest);
 	return 0;
+}
+
+/*
+ * Raw records (`-r`): one RDMA_NLDEV_ATTR_RES_RAW attribute per object,
+ * laid out as include/softrc/resraw.h says.
+ */
+static void softrc_resraw_hdr(struct softrc_resraw_hdr *h,
+			      enum softrc_resraw_kind kind, u32 len, u32 flags)
+{
+	h->magic = cpu_to_le32(SOFTRC_RESRAW_MAGIC);
+	h->version = cpu_to_le16(SOFTRC_RESRAW_VERSION);
+	h->kind = cpu_to_le16(kind);
+	h->len = cpu_to_le32(len);
+	h->flags = cpu_to_le32(flags);
+}
+
+/* fill_res_qp_entry_raw: the -dd summary as a struct softrc_resraw_qp */
+int softrc_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct softrc_resraw_qp r = {};
+	const struct softrc_resp *resp;
+	const struct softrc_req *req;
+	struct softrc_qp_snap *s;
+
+	s = softrc_qp_snap_take(to_sqp(ibqp));
+	if (!s)
+		return -ENOMEM;
+	req = &s->core.req;
+	resp = &s->core.resp;
+	softrc_resraw_hdr(&r.hdr, SOFTRC_RESRAW_QP, sizeof(r), 0);
+	r.qpn = cpu_to_le32(ibqp->qp_num);
+	r.qp_type = s->qp_type;
+	r.ib_state = s->state;
+	r.state = s->core.state;
+	r.req_state = req->state;
+	r.resp_state = resp->state;
+	if (req->deadline[SOFTRC_TIMER_RETRY])
+		r.timers |= SOFTRC_RESRAW_TIMER_RETRY;
+	if (req->deadline[SOFTRC_TIMER_RNR])
+		r.timers |= SOFTRC_RESRAW_TIMER_RNR;
+	r.retry_left = req->retry_left;
+	r.rnr_left = req->rnr_left;
+	r.sq_psn = cpu_to_le32(req->psn_next);
+	r.rq_psn = cpu_to_le32(resp->epsn);
+	r.una = cpu_to_le32(req->una);
+	r.unacked_psns = cpu_to_le32(softrc_psn_diff(req->psn_next, req->una));
+	r.rd_out = cpu_to_le32(req->rd_out);
+	r.rd_max = cpu_to_le32(s->core.attr.max_rd_atomic);
+	r.res_live = cpu_to_le32(resp->res_live);
+	r.pending = cpu_to_le32(s->pwc_pending);
+	r.pmtu = cpu_to_le32(s->pmtu);
+	r.retry_ns = cpu_to_le64(softrc_time_left(req->deadline[SOFTRC_TIMER_RETRY],
+						  s->now));
+	r.rnr_ns = cpu_to_le64(softrc_time_left(req->deadline[SOFTRC_TIMER_RNR],
+						s->now));
+	r.retransmits = cpu_to_le64(s->core.cnt.retransmits);
+	r.timeouts = cpu_to_le64(s->core.cnt.timeouts);
+	r.seq_naks_rcvd = cpu_to_le64(s->core.cnt.seq_naks_rcvd);
+	r.rnr_naks_rcvd = cpu_to_le64(s->core.cnt.rnr_naks_rcvd);
+	kvfree(s);
+	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, sizeof(r), &r);
+}
+
+/* fill_res_cq_entry_raw: a struct softrc_resraw_cq */
+int softrc_fill_res_cq_entry_raw(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct softrc_cq *cq = to_scq(ibcq);
+	struct softrc_resraw_cq r = {};
+	struct softrc_cq_view v;
+
+	softrc_cq_view(cq, &v);
+	softrc_resraw_hdr(&r.hdr, SOFTRC_RESRAW_CQ, sizeof(r), 0);
+	r.cqn = cpu_to_le32(ibcq->res.id);
+	r.slots = cpu_to_le32(v.slots);
+	r.used = cpu_to_le32(v.used);
+	r.notify = v.notify;
+	r.overrun = v.overrun;
+	r.user = cq->is_user;
+	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, sizeof(r), &r);
+}
+
+/* fill_res_mr_entry_raw: a struct softrc_resraw_mr, keys gated as -dd */
+int softrc_fill_res_mr_entry_raw(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	bool keys = softrc_res_may_see_keys();
+	struct softrc_mr *mr = to_smr(ibmr);
+	struct softrc_resraw_mr r = {};
+
+	softrc_resraw_hdr(&r.hdr, SOFTRC_RESRAW_MR, sizeof(r),
+			  keys ? SOFTRC_RESRAW_F_KEYS : 0);
+	r.mrn = cpu_to_le32(ibmr->res.id);
+	r.access = cpu_to_le32(mr->access);
+	r.mr_kind = softrc_mr_kind(mr);
+	r.mr_state = softrc_mr_state(mr);
+	if (keys) {
+		r.key = cpu_to_le32(READ_ONCE(mr->key));
+		r.iova = cpu_to_le64(READ_ONCE(mr->iova));
+	}
+	r.users = cpu_to_le32(refcount_read(&mr->ref));
+	r.mws_bound = cpu_to_le32(READ_ONCE(mr->num_mw));
+	r.length = cpu_to_le64(READ_ONCE(mr->length));
+	r.pages = cpu_to_le64(softrc_mr_pages(mr));
+	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, sizeof(r), &r);
 }
