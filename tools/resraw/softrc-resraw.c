@@ -154,16 +154,21 @@ static void print_mr(FILE *out, const u8 *rec, u32 flags)
 		F32(softrc_resraw_mr, users), F32(softrc_resraw_mr, mws_bound));
 }
 
+/* where bad() reports: stderr, or the self-test's KTAP as diagnostics */
+static FILE *report;
+static const char *report_prefix = "";
+
 /* report what is wrong with record @recno (from 1); returns -1 */
 static int bad(unsigned int recno, const char *fmt, ...)
 {
+	FILE *f = report ? report : stderr;
 	va_list ap;
 
-	fprintf(stderr, "softrc-resraw: record %u: ", recno);
+	fprintf(f, "%ssoftrc-resraw: record %u: ", report_prefix, recno);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(f, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fputc('\n', f);
 	return -1;
 }
 
@@ -415,6 +420,8 @@ static int self_test(void)
 	size_t n;
 
 	printf("TAP version 13\n1..12\n");
+	report = stdout;
+	report_prefix = "# ";
 
 	n = make_qp(b);
 	ok(expect(to_json(json, sizeof(json), b, n), 0,
