@@ -9,7 +9,8 @@
 #      kmemleak, soft-lockup and hung-task detectors;
 #   2. softrc.ko and the test modules (selftests/verbs/kmod) built against
 #      it, W=1 -Werror, in copies under build/debug/ (the tree's own
-#      softrc.ko stays built for Debian's kernel);
+#      softrc.ko stays built for Debian's kernel), and the userspace
+#      programs the suites run (make verbs);
 #   3. every VM suite on the debug kernel (panic_on_warn), in one guest
 #      or in CHECK_DEBUG_JOBS guests side by side, each with the kmemleak
 #      scan at the end (selftests/vm/run_all.sh) and its own verdict
@@ -54,7 +55,7 @@ rsync -a --exclude='*.mod.c' --include='*/' --include='*.[ch]' --include=Kbuild 
 rsync -a --exclude='*.mod.c' --include='*.[ch]' --include=Makefile --exclude='*' \
 	selftests/verbs/kmod/ "$out/kmod/" || exit 1
 if ! { make -C "$kd" M="$out/mod" W=1 KCFLAGS=-Werror modules &&
-	make -C "$out/kmod" KDIR="$kd" && make -C selftests/verbs; } >"$res/build.log" 2>&1; then
+	make -C "$out/kmod" KDIR="$kd" && make verbs; } >"$res/build.log" 2>&1; then
 	tail -n 30 "$res/build.log"
 	echo "check-debug: module build failed" >&2
 	exit 1
