@@ -165,7 +165,10 @@ check "debugfs: a file held open past its QP reads as an error or empty" \
 	grep -Eq 'read after destroy (failed|returned 0 bytes)' /tmp/obs-hold.log
 
 # CQs and MRs of a live program: ibv_rc_pingpong keeps them while it runs
-$RUN_B timeout 60 $shim ibv_rc_pingpong -d "$DEV_B" -g "$GID_B" -n 1000000 >/dev/null 2>&1 &
+# (killed once the checks are done; the timeout only bounds a stray run,
+# scaled because the checks below take minutes on a debug kernel)
+$RUN_B timeout $((120 * SOFTRC_TIME_SCALE)) $shim ibv_rc_pingpong -d "$DEV_B" -g "$GID_B" \
+	-n 1000000 >/dev/null 2>&1 &
 srv=$!
 wait_until 20 bash -c "$RUN_B rdma resource show qp link $DEV_B/1 | grep -q ibv_rc_pingpong"
 cq=$($RUN_B rdma -dd resource show cq dev "$DEV_B" 2>&1)
@@ -213,6 +216,7 @@ check "restrack raw: without CAP_NET_ADMIN, mr -r is refused" \
 # and all, while ibv_rc_pingpong's QP is live
 qpb=$($RUN_B rdma -j resource show qp link "$DEV_B/1" | "$OBS" qp ibv_rc_pingpong | sed -n 's/^lqpn=//p')
 REN=obsren0
+check "ibv_rc_pingpong (QP $qpb) still runs for the rename checks" kill -0 "$srv"
 $RUN_B rdma dev set "$DEV_B" name "$REN"
 check "debugfs: rename $DEV_B to $REN moves $DBG/$DEV_B to $DBG/$REN" \
 	test -d "$DBG/$REN/qp" -a ! -e "$DBG/$DEV_B"
