@@ -12,6 +12,7 @@
 #ifdef __KERNEL__
 
 #include <linux/bits.h>
+#include <linux/build_bug.h>
 #include <linux/types.h>
 #include <linux/string.h>
 #include <linux/stddef.h>
@@ -19,6 +20,7 @@
 
 #else /* host build */
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -192,9 +192,9 @@ struct softrc_resraw_mr {
 	__le64 pages;
 };
 
-_Static_assert(sizeof(struct softrc_resraw_hdr) == 16, "resraw hdr");
-_Static_assert(sizeof(struct softrc_resraw_qp) == 112, "resraw qp");
-_Static_assert(sizeof(struct softrc_resraw_cq) == 32, "resraw cq");
-_Static_assert(sizeof(struct softrc_resraw_mr) == 72, "resraw mr");
+static_assert(sizeof(struct softrc_resraw_hdr) == 16, "resraw hdr");
+static_assert(sizeof(struct softrc_resraw_qp) == 112, "resraw qp");
+static_assert(sizeof(struct softrc_resraw_cq) == 32, "resraw cq");
+static_assert(sizeof(struct softrc_resraw_mr) == 72, "resraw mr");
 
 #endif /* SOFTRC_RESRAW_H */
