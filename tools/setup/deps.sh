@@ -15,6 +15,7 @@ pkgs=(
 	librdmacm-dev iproute2 iputils-ping tcpdump python3 python3-pyverbs
 	nfs-kernel-server nfs-common
 	nvme-cli fio open-iscsi gnuplot-nox dkms python3-docutils trace-cmd
+	dwarves rsync
 	"$@"
 )
 

@@ -208,8 +208,9 @@ static int softrc_cq_ring(struct softrc_cq *cq, struct softrc_queue *q,
 }
 
 int softrc_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		     struct ib_udata *udata)
+		     struct softrc_create_cq_arg *arg)
 {
+	struct ib_udata *udata = softrc_create_cq_udata(arg);
 	struct softrc_dev *sdev = to_sdev(ibcq->device);
 	struct softrc_cq *cq = to_scq(ibcq);
 	struct rxe_create_cq_resp resp = {};

@@ -13,6 +13,7 @@
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
+#include "compat.h"
 #include "queue.h"
 
 /*
@@ -59,7 +60,7 @@ int softrc_cq_post(struct softrc_cq *cq, const struct ib_wc *wc, bool solicited)
 
 /* ib_device_ops */
 int softrc_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		     struct ib_udata *udata);
+		     struct softrc_create_cq_arg *arg);
 int softrc_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int softrc_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int softrc_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);

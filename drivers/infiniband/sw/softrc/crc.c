@@ -37,8 +37,8 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/slab.h>
-#include <asm/unaligned.h>
 
+#include "compat.h"
 #include "net.h"
 #include "core/icrc.h"
 

@@ -44,6 +44,7 @@
 #include <net/udp_tunnel.h>
 #include <rdma/ib_mad.h>
 
+#include "compat.h"
 #include "qp.h"
 #include "net.h"
 #include "core/icrc.h"
@@ -1120,12 +1121,7 @@ static struct socket *softrc_sock_open(struct net *net, struct softrc_net *snet,
 	if (err)
 		return ERR_PTR(err);
 	/* multicast to this host's members: softrc_mcast_loop() */
-#if IS_ENABLED(CONFIG_IPV6)
-	if (ipv6)
-		inet6_sk(sock->sk)->mc_loop = 0;
-#endif
-	if (!ipv6)
-		inet_sk(sock->sk)->mc_loop = 0;
+	softrc_sock_no_mc_loop(sock->sk, ipv6);
 	setup_udp_tunnel_sock(net, sock, &tcfg);
 	return sock;
 }

@@ -30,6 +30,7 @@
 /* the CM event lists in it need the two above */
 #include <trace/misc/rdma.h>
 
+#include "compat.h"
 #include "qp.h"
 
 #ifndef SOFTRC_TRACE_LISTS
@@ -123,7 +124,7 @@ DECLARE_EVENT_CLASS(softrc_pkt_class,
 		__field(u8, syndrome)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
+		softrc_assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->dqpn = pkt->dqpn;
 		__entry->psn = pkt->psn;
@@ -158,7 +159,7 @@ DECLARE_EVENT_CLASS(softrc_nak_class,
 		__field(u8, syndrome)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
+		softrc_assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->psn = pkt->psn;
 		__entry->syndrome = pkt->syndrome;
@@ -193,7 +194,7 @@ TRACE_EVENT(softrc_retransmit,
 		__field(u32, reason)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
+		softrc_assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->psn = psn;
 		__entry->reason = why;
@@ -213,7 +214,7 @@ TRACE_EVENT(softrc_rnr_wait,
 		__field(u64, wait_ns)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
+		softrc_assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->psn = psn;
 		__entry->wait_ns = wait_ns;
@@ -237,7 +238,7 @@ TRACE_EVENT(softrc_timer_arm,
 		__field(s64, expires_ns)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
+		softrc_assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->timer = id;
 		__entry->expires_ns = (s64)(deadline - softrc_now());
@@ -260,7 +261,7 @@ TRACE_EVENT(softrc_timer_expire,
 		__field(u32, timer)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
+		softrc_assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->timer = id;
 	),
@@ -280,7 +281,7 @@ TRACE_EVENT(softrc_qp_state,
 		__field(u32, new)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
+		softrc_assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->old = old;
 		__entry->new = new;
@@ -303,7 +304,7 @@ TRACE_EVENT(softrc_complete,
 		__field(bool, recv)
 	),
 	TP_fast_assign(
-		__assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
+		softrc_assign_str(dev, dev_name(&qp->sdev->ib_dev.dev));
 		__entry->wr_id = wc->wr_id;
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->byte_len = wc->byte_len;
