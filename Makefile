@@ -8,7 +8,8 @@
 #                     kernel built from linux-source-6.1 (cached; the first
 #                     build takes about an hour on 2 cores)
 #   make demo         boot the VM, create devices, show them
-#   make style        checkpatch --strict on our sources
+#   make style        checkpatch --strict on our sources; kernel version
+#                     tests only in compat.h (tools/testing/compat-check.sh)
 #   make sparse       sparse (C=2) with endian checks
 #   make fuzz | coverage | bench-core   protocol core on the host
 #   make bench        perftest on softrc and on rxe (one VM boot each), ratios,
@@ -19,7 +20,7 @@
 #   make install      softrc.ko into /lib/modules/KVER/updates, depmod, and
 #                     softrc-links (links at boot); make uninstall undoes it
 #   make dkms-install the module as a DKMS package (rebuilt for every new
-#                     6.1 kernel), and softrc-links; make dkms-uninstall
+#                     6.1 or 6.12 kernel), and softrc-links; make dkms-uninstall
 #   make soak         SOAK_MINUTES=N (default 20) of rc_verify on 64 RC
 #                     connections under netem, QPs and devices re-created,
 #                     then a one-screen summary (not part of check)
@@ -91,7 +92,8 @@ dkms-install: install-links
 	@[ "$(VERSION)" != unknown ] || { echo "dkms-install: no version" >&2; exit 1; }
 	rm -rf $(DKMS_SRC) && mkdir -p $(DKMS_SRC)
 	cp Kbuild $(DKMS_SRC)/
-	tar -cf - $$(find $(MODDIR) include/softrc -name '*.[ch]' -o -name Kbuild) \
+	tar -cf - $$(find $(MODDIR) include/softrc -name '*.[ch]' -o -name Kbuild \
+		-o -name '*.mk' | grep -v softrc_probes.h) \
 		tools/setup/version.sh | tar -xf - -C $(DKMS_SRC)
 	echo "$(VERSION)" > $(DKMS_SRC)/VERSION
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf > $(DKMS_SRC)/dkms.conf
@@ -191,6 +193,7 @@ TRACE_FILES	= $(shell git grep -l '^\#define TRACE_SYSTEM' -- $(MODDIR))
 CHECKPATCH	= $$ksrc/scripts/checkpatch.pl --strict --no-tree --terse \
 		  --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 style:
+	@tools/testing/compat-check.sh
 	@ksrc=$$(tools/setup/kernel-src.sh) && \
 	$(CHECKPATCH) -f $(filter-out $(XMACRO_FILES) $(TRACE_FILES),$(SRC_FILES)) && \
 	$(CHECKPATCH) --ignore COMPLEX_MACRO,MACRO_ARG_REUSE,TRAILING_SEMICOLON \

@@ -17,7 +17,9 @@
 # 3. Every trace event defined under drivers/infiniband/sw/softrc
 #    (TRACE_EVENT(name, ...), DEFINE_EVENT(class, name, ...)) is named
 #    in some DOCDIR/*.rst. With no events defined this passes trivially.
-# 4. Self-checks, so that 1 to 3 cannot pass by being blind: a broken RST
+# 4. Every compile probe (drivers/infiniband/sw/softrc/compat/NAME.c)
+#    has its row in DOCDIR/compat.rst, as ``HAVE_NAME``.
+# 5. Self-checks, so that 1 to 4 cannot pass by being blind: a broken RST
 #    file must fail the render, and counters.rst without one extracted
 #    counter name must fail the coverage.
 #
@@ -132,7 +134,7 @@ if ! counter_names >"$tmp/counters" 2>"$tmp/counters.err"; then
 	: >"$tmp/counters"
 fi
 event_names "${srcdirs[0]}" >"$tmp/events" 2>"$tmp/events.err" || echo "event scan failed" >>"$tmp/events.err"
-echo "1..$((${#files[@]} + 5))"
+echo "1..$((${#files[@]} + 7))"
 
 for f in "${files[@]}"; do
 	out=$(render "$f")
@@ -164,6 +166,28 @@ else
 	ok "${#miss[@]}" "every softrc trace event ($(sort -u "$tmp/events" | wc -l)) is in the documentation" \
 		"${miss[@]/#/missing: }"
 fi
+
+# compile probes: every compat/NAME.c is ``HAVE_NAME`` in compat.rst
+# missing_probes DIR RSTFILE: the probes of DIR without their row
+missing_probes() {
+	local p name
+	for p in "$1"/*.c; do
+		[ -e "$p" ] || continue
+		name=$(basename "$p" .c | tr a-z A-Z)
+		grep -qF "\`\`HAVE_$name\`\`" "$2" 2>/dev/null || echo "HAVE_$name"
+	done
+}
+probedir=${srcdirs[0]}/compat
+mapfile -t miss < <(missing_probes "$probedir" "$docdir/compat.rst")
+nprobes=$(find "$probedir" -maxdepth 1 -name '*.c' | wc -l)
+[ "$nprobes" -gt 0 ] && [ ${#miss[@]} -eq 0 ]
+ok $? "every compile probe ($nprobes) has its row in compat.rst" "${miss[@]/#/missing: }"
+
+# self-check: a probe without a row fails the probe coverage
+mkdir -p "$tmp/probes"
+: >"$tmp/probes/softrc_selfcheck_probe.c"
+missing_probes "$tmp/probes" "$docdir/compat.rst" | grep -qx HAVE_SOFTRC_SELFCHECK_PROBE
+ok $? "self-check: a probe without its row fails the probe coverage"
 
 # self-check: a broken file fails the render
 printf 'Title\n==\n\nA `broken reference_.\n' >"$tmp/broken.rst"
