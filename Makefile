@@ -191,7 +191,7 @@ check: deps
 	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
 	@$(call RUN_STEP,resraw,$(MAKE) -s -C tools/resraw check)
 	@$(call RUN_STEP,docs,tools/testing/rst-check.sh)
-	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
+	@$(call RUN_STEP,harness,SOFTRC_KVER=$(KVER) selftests/harness/vm_harness.sh)
 	@$(foreach k,$(CHECK_KVERS),$(call KVER_STEP,check-vm,$(k));)
 	@$(foreach k,$(CHECK_KVERS),$(call KVER_STEP,check-interop,$(k));)
 	@$(SUMMARY) $(RESULTS)/*.ktap
@@ -205,7 +205,7 @@ check-host:
 
 check-harness:
 	@mkdir -p $(RESULTS)
-	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
+	@$(call RUN_STEP,harness$(KSUFFIX),SOFTRC_KVER=$(KVER) selftests/harness/vm_harness.sh)
 
 # All VM suites run in one guest boot (on KVER's kernel); the guest's own
 # verdict (finished, kernel log clean) becomes two more results.

@@ -12,6 +12,8 @@
 # Env: SOFTRC_VM_BOOT_MAX  boot-time limit in seconds on an idle host
 #                         (default 10; times the load average per CPU)
 #      SOFTRC_HARNESS_KEEP=1  keep the log directory
+#      SOFTRC_KVER            the guest kernel series (6.1, the default, or
+#                             6.12; tools/vm/lib.sh), for every test
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -48,6 +50,7 @@ vm() {
 }
 
 echo "TAP version 13"
+echo "# guest kernel: ${SOFTRC_KVER:-6.1}"
 echo "1..11"
 
 # The first run may build the cache (download + initramfs); do it up front
