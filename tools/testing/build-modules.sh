@@ -31,6 +31,9 @@
 # tail of build.log or the failing check on stderr); 2 on bad usage.
 set -euo pipefail
 cd "$(dirname "$0")/../.." || exit 1
+# the same build from make (make KVER=6.12) as from a shell: none of the
+# caller's make variables or goals leak into kbuild's
+unset MAKEFLAGS MAKEOVERRIDES MFLAGS MAKELEVEL
 top=$PWD
 
 log() { printf 'build-modules: %s\n' "$*" >&2; }
