@@ -17,7 +17,7 @@
 #                     kernel memory per QP) as tables and build/bench/*.svg
 #   make bench-profile  where a message's instructions go, stage by stage,
 #                     on softrc and on rxe (perf in the VM, icount clock)
-#   make install      softrc.ko into /lib/modules/KVER/updates, depmod, and
+#   make install      softrc.ko into /lib/modules/KREL/updates, depmod, and
 #                     softrc-links (links at boot); make uninstall undoes it
 #   make dkms-install the module as a DKMS package (rebuilt for every new
 #                     6.1 or 6.12 kernel), and softrc-links; make dkms-uninstall
@@ -25,13 +25,71 @@
 #                     connections under netem, QPs and devices re-created,
 #                     then a one-screen summary (not part of check)
 #
-# KDIR selects the kernel build tree: the running kernel's if it has
-# one, else Debian 12's 6.1.0-57-amd64 headers (installed if missing).
+# KVER selects the kernel series (tools/setup/kernel.sh list): 6.1, the
+# default, or 6.12. It picks the kernel the module is built for, the guest
+# kernel of the VM targets (check-vm, check-interop, soak) and, through
+# CHECK_KVERS, the kernels `make check` runs the VM suites on:
+#   make KVER=6.12            softrc.ko and the test modules for 6.12, built
+#                             from copies in build/6.12/mod and build/6.12/kmod
+#                             (tools/testing/build-modules.sh); the tree's own
+#                             build output stays 6.1's
+#   make check-vm KVER=6.12   the VM suites in a 6.12 guest with those modules;
+#                             results build/results/vm-6.12.ktap (6.1's keep
+#                             their names, vm.ktap)
+#   make check-interop KVER=6.12   interop, both guests on 6.12 (results
+#                             interop-6.12.ktap)
+#   make check CHECK_KVERS="6.1 6.12"   check-vm and check-interop once per
+#                             listed kernel, one summary (default: KVER)
+#
+# KDIR selects the kernel build tree. For 6.1: the running kernel's if it
+# has one, else Debian 12's 6.1.0-57-amd64 headers (installed if missing);
+# for another series its headers (tools/setup/kernel.sh SERIES kdir,
+# extracted under ~/.cache/softrc).
 SHELL		:= /bin/bash
+KVERS		:= $(shell $(CURDIR)/tools/setup/kernel.sh list)
+# A KVER in the environment that is no series is not ours (the VM suites
+# export the running kernel's release under that name) and is ignored.
+ifeq ($(origin KVER),environment)
+ifeq ($(filter $(KVER),$(KVERS)),)
+KVER		:= 6.1
+endif
+endif
+KVER		?= 6.1
+ifneq ($(words $(KVER)),1)
+$(error KVER must be one kernel series ($(KVERS)), not "$(KVER)")
+endif
+ifeq ($(filter $(KVER),$(KVERS)),)
+$(error KVER=$(KVER) is not a supported kernel series ($(KVERS)))
+endif
 KVER_DEBIAN	:= 6.1.0-57-amd64
+ifeq ($(KVER),6.1)
 KDIR		?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 			/usr/src/linux-headers-$(KVER_DEBIAN))
+else ifndef KDIR
+KDIR		:= $(shell $(CURDIR)/tools/setup/kernel.sh $(KVER) kdir)
+endif
 TOP		:= $(CURDIR)
+# Where the module for KVER is built: the tree itself for 6.1, else a
+# copy (build-modules.sh); KSUFFIX names KVER's results (none for 6.1).
+ifeq ($(KVER),6.1)
+MODTOP		:= $(TOP)
+KSUFFIX		:=
+VM_KO_ARGS	:=
+else
+MODTOP		:= $(TOP)/build/$(KVER)/mod
+KSUFFIX		:= -$(KVER)
+VM_KO_ARGS	:= --env SOFTRC_KO=$(MODTOP)/drivers/infiniband/sw/softrc/softrc.ko \
+		   --env SOFTRC_KMOD_DIR=$(TOP)/build/$(KVER)/kmod
+endif
+# tools/vm/run.sh on KVER's kernel with the modules built for it
+VM_RUN		= SOFTRC_KVER=$(KVER) tools/vm/run.sh $(VM_KO_ARGS)
+CHECK_KVERS	?= $(KVER)
+# targets that know only 6.1 yet say so instead of running on 6.1
+ifneq ($(KVER),6.1)
+ifneq ($(filter demo bench bench-profile,$(MAKECMDGOALS)),)
+$(error make $(filter demo bench bench-profile,$(MAKECMDGOALS)): only for KVER=6.1 yet)
+endif
+endif
 MODDIR		:= drivers/infiniband/sw/softrc
 SRC_FILES	= $(shell git ls-files '$(MODDIR)/*.[ch]' 'include/*.h' 2>/dev/null)
 SUMMARY		:= $(TOP)/tools/testing/ktap-summary
@@ -46,28 +104,33 @@ all: modules
 $(KDIR)/Makefile:
 	tools/setup/deps.sh
 
+ifeq ($(KVER),6.1)
 modules: $(KDIR)/Makefile
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
+else
+modules:
+	tools/testing/build-modules.sh $(KDIR) build/$(KVER)
+endif
 
 deps:
 	tools/setup/deps.sh
 
-# Installing (as root). KVER is the release of the kernel KDIR builds for;
+# Installing (as root). KREL is the release of the kernel KDIR builds for;
 # DESTDIR prefixes every installed path (packaging, tests).
-KVER		= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+KREL		= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
 		    $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
 VERSION		= $(shell tools/setup/version.sh)
 LINKS_FILES	:= usr/sbin/softrc-links lib/systemd/system/softrc-links.service \
 		   lib/udev/rules.d/99-softrc-links.rules
 install: modules install-links
-	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=updates \
+	$(MAKE) -C $(KDIR) M=$(MODTOP) INSTALL_MOD_DIR=updates \
 		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
-	$(if $(DESTDIR),,depmod -a $(KVER))
+	$(if $(DESTDIR),,depmod -a $(KREL))
 
 uninstall: uninstall-links
-	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/$(MODDIR)/softrc.ko
-	-rmdir -p $(DESTDIR)/lib/modules/$(KVER)/updates/$(MODDIR) 2>/dev/null
-	$(if $(DESTDIR),,depmod -a $(KVER))
+	rm -f $(DESTDIR)/lib/modules/$(KREL)/updates/$(MODDIR)/softrc.ko
+	-rmdir -p $(DESTDIR)/lib/modules/$(KREL)/updates/$(MODDIR) 2>/dev/null
+	$(if $(DESTDIR),,depmod -a $(KREL))
 
 # softrc-links and the unit and udev rule that run it (see its header);
 # /etc/softrc/links.conf is the administrator's and is never touched
@@ -84,8 +147,8 @@ uninstall-links:
 	-$(if $(DESTDIR),,systemctl daemon-reload >/dev/null 2>&1)
 
 # DKMS: the module's sources, VERSION and dkms.conf in /usr/src/softrc-V;
-# dkms builds and installs it for the running kernel (-k KVER=... for
-# another) and again for every 6.1 kernel installed later.
+# dkms builds and installs it for the kernel KDIR belongs to (KREL) and
+# again for every 6.1 kernel installed later.
 DKMS_SRC	= $(DESTDIR)/usr/src/softrc-$(VERSION)
 dkms-install: install-links
 	tools/setup/deps.sh dkms
@@ -98,7 +161,7 @@ dkms-install: install-links
 	echo "$(VERSION)" > $(DKMS_SRC)/VERSION
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf > $(DKMS_SRC)/dkms.conf
 	dkms add -m softrc -v $(VERSION)
-	dkms install -m softrc -v $(VERSION) $(if $(KVER),-k $(KVER))
+	dkms install -m softrc -v $(VERSION) $(if $(KREL),-k $(KREL))
 
 # every softrc version DKMS knows, whatever tree installed it
 dkms-uninstall: uninstall-links
@@ -111,21 +174,28 @@ clean:
 # check: W=1 build with warnings as errors, then every suite. Each step
 # writes KTAP to build/results/NAME.ktap; a step that exits non-zero adds
 # a failing result of its own, so a suite that cannot even start still
-# counts. The summary line counts every result.
+# counts. The summary line counts every result. check-vm and
+# check-interop run once per kernel of CHECK_KVERS (default KVER: 6.1).
 RUN_STEP = { $(2); } 2>&1 | tee $(RESULTS)/$(1).ktap; rc=$${PIPESTATUS[0]}; \
 	[ $$rc -eq 0 ] || echo "not ok 1 $(1): step exited with status $$rc" | \
 	tee -a $(RESULTS)/$(1).ktap
 
+# KVER_STEP TARGET SERIES: make TARGET KVER=SERIES; when it cannot run at
+# all (e.g. the modules do not build for that kernel), a failing result
+KVER_STEP = $(MAKE) --no-print-directory $(1) KVER=$(2) || \
+	echo "not ok 1 $(1) KVER=$(2): make exited with status $$?" | \
+	tee $(RESULTS)/$(1)-$(2).ktap
+
 check: deps
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
-	$(MAKE) -C $(KDIR) M=$(TOP) W=1 KCFLAGS=-Werror modules
+	$(if $(filter 6.1,$(KVER)),$(MAKE) -C $(KDIR) M=$(TOP) W=1 KCFLAGS=-Werror modules)
 	@$(call RUN_STEP,host,$(MAKE) -s -C selftests/core all run)
 	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
 	@$(call RUN_STEP,resraw,$(MAKE) -s -C tools/resraw check)
 	@$(call RUN_STEP,docs,tools/testing/rst-check.sh)
-	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
-	@$(MAKE) --no-print-directory check-vm
-	@$(MAKE) --no-print-directory check-interop
+	@$(call RUN_STEP,harness,SOFTRC_KVER=$(KVER) selftests/harness/vm_harness.sh)
+	@$(foreach k,$(CHECK_KVERS),$(call KVER_STEP,check-vm,$(k));)
+	@$(foreach k,$(CHECK_KVERS),$(call KVER_STEP,check-interop,$(k));)
 	@$(SUMMARY) $(RESULTS)/*.ktap
 
 check-host:
@@ -137,16 +207,17 @@ check-host:
 
 check-harness:
 	@mkdir -p $(RESULTS)
-	@$(call RUN_STEP,harness,selftests/harness/vm_harness.sh)
+	@$(call RUN_STEP,harness$(KSUFFIX),SOFTRC_KVER=$(KVER) selftests/harness/vm_harness.sh)
 
-# All VM suites run in one guest boot; the guest's own verdict (finished,
-# kernel log clean) becomes two more results.
+# All VM suites run in one guest boot (on KVER's kernel); the guest's own
+# verdict (finished, kernel log clean) becomes two more results.
+VM_RES		= $(RESULTS)/vm$(KSUFFIX)
 check-vm: modules verbs
 	@mkdir -p $(RESULTS)
-	@tools/vm/run.sh --timeout 3000 -- selftests/vm/run_all.sh 2>&1 | \
-		tee $(RESULTS)/vm.log; echo "$${PIPESTATUS[0]}" > $(RESULTS)/vm.status
-	@tools/testing/vm-ktap $(RESULTS)/vm.log $(RESULTS)/vm.status \
-		> $(RESULTS)/vm.ktap
+	@$(VM_RUN) --timeout 3000 -- selftests/vm/run_all.sh 2>&1 | \
+		tee $(VM_RES).log; echo "$${PIPESTATUS[0]}" > $(VM_RES).status
+	@tools/testing/vm-ktap $(VM_RES).log $(VM_RES).status \
+		> $(VM_RES).ktap
 
 # libibverbs test programs the VM suites run (selftests/verbs/*.c, and
 # tools/bench/qpmem, which limits.sh runs too; tools/resraw, which
@@ -157,10 +228,10 @@ verbs:
 	$(MAKE) -C tools/resraw
 
 # Interop with Linux rxe: two VMs (softrc and rdma_rxe) on a QEMU socket
-# network; runs on the host, outside run_all.sh.
+# network, both on KVER's kernel; runs on the host, outside run_all.sh.
 check-interop: modules verbs
 	@mkdir -p $(RESULTS)
-	@$(call RUN_STEP,interop,selftests/vm/interop.sh)
+	@$(call RUN_STEP,interop$(KSUFFIX),SOFTRC_KVER=$(KVER) selftests/vm/interop.sh)
 
 # Debug kernel: not part of check (the kernel build alone outlasts CI).
 check-debug: deps
@@ -179,7 +250,7 @@ bench-profile: modules
 SOAK_MINUTES	?= 20
 SOAK_KNOBS	:= SOAK_CONNS SOAK_LIFE SOAK_PHASE SOAK_SEED SOAK_TIMEOUT
 soak: modules verbs
-	tools/vm/run.sh --timeout $$(($(SOAK_MINUTES) * 60 + 900)) --mem 3072 \
+	$(VM_RUN) --timeout $$(($(SOAK_MINUTES) * 60 + 900)) --mem 3072 \
 		--env SOAK_MINUTES=$(SOAK_MINUTES) \
 		$(foreach v,$(SOAK_KNOBS),$(if $($(v)),--env $(v)=$($(v)))) \
 		-- selftests/vm/soak/soak.sh

@@ -4,14 +4,17 @@
 # Runs on the host and prints KTAP on stdout; exits non-zero if any test
 # fails.  Checks that tools/vm/run.sh reports command status, fails on a
 # kernel WARNING, a panic and a timeout even when the command "passed",
-# that the guest sees the repo, cwd and env, can modprobe Debian modules
-# and has the rdma tools, that boot is fast enough, and that pair mode
-# links two guests.  VM console output goes to per-test logs; the tail of
-# a failing test's log is printed as KTAP diagnostics.  About 90 s.
+# that the guest runs the SOFTRC_KVER kernel with its headers, sees the
+# repo, cwd and env, can modprobe Debian modules and has the rdma tools,
+# that boot is fast enough, and that pair mode links two guests.  VM
+# console output goes to per-test logs; the tail of a failing test's log
+# is printed as KTAP diagnostics.  About 90 s.
 #
 # Env: SOFTRC_VM_BOOT_MAX  boot-time limit in seconds on an idle host
 #                         (default 10; times the load average per CPU)
 #      SOFTRC_HARNESS_KEEP=1  keep the log directory
+#      SOFTRC_KVER            the guest kernel series (6.1, the default, or
+#                             6.12; tools/vm/lib.sh), for every test
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -48,7 +51,8 @@ vm() {
 }
 
 echo "TAP version 13"
-echo "1..11"
+echo "# guest kernel: ${SOFTRC_KVER:-6.1}"
+echo "1..12"
 
 # The first run may build the cache (download + initramfs); do it up front
 # so that cost does not land in a timed test.
@@ -103,6 +107,17 @@ SOFTRC_VM_ENV="HARNESS_A=1 HARNESS_B=two" vm env --env "HARNESS_C=with space" \
 	 [ "$HOME" = /root ] && [ "$(id -u)" = 0 ] && ip -o link show lo | grep -q UP'
 cd - >/dev/null || exit 1
 result $((st != 0)) guest_sees_repo_cwd_env "$logs/env.log"
+
+# (e'') the guest runs the asked-for kernel, whose headers its build link
+# names (out-of-tree builds in the guest), and knows its series
+series=${SOFTRC_KVER:-6.1}
+# shellcheck disable=SC2016 # expanded in the guest
+vm kernel --env WANT_REL="$("$repo/tools/setup/kernel.sh" "$series" release)" \
+	--env WANT_KDIR="$("$repo/tools/setup/kernel.sh" "$series" kdir)" --env WANT_SERIES="$series" \
+	'set -x; [ "$(uname -r)" = "$WANT_REL" ] && [ "$SOFTRC_KVER" = "$WANT_SERIES" ] &&
+	 [ "$(readlink "/lib/modules/$WANT_REL/build")" = "$WANT_KDIR" ] &&
+	 [ -f "/lib/modules/$WANT_REL/build/Makefile" ]'
+result $((st != 0)) "guest_runs_${series}_with_its_headers" "$logs/kernel.log"
 
 # (e') Debian's modules load and the rdma userspace is there
 vm mods 'set -e; modprobe ib_core; grep -q "^ib_core " /proc/modules;

@@ -9,9 +9,15 @@
 # rc_verify, the UD and UC pingpongs and the rdma_cm tools (over QP1),
 # each with A as server and then B as server
 # (selftests/verbs/interop_guest.sh). INTEROP_A=rxe validates the pair.
-# SOFTRC_KO (a softrc.ko to load instead of the tree's) and
-# SOFTRC_VM_FLAVOR_A/_B (tools/vm/run-pair.sh) are passed on: make
-# check-debug runs A on the debug kernel.
+# Each VM runs its own kernel: SOFTRC_KVER_A / SOFTRC_KVER_B (series, 6.1 or
+# 6.12, default SOFTRC_KVER, else 6.1) and SOFTRC_VM_FLAVOR_A/_B
+# (tools/vm/run-pair.sh; make check-debug runs A on the debug kernel). A
+# softrc VM loads SOFTRC_KO_A / SOFTRC_KO_B, default SOFTRC_KO (a softrc.ko
+# to load instead of the tree's), default the tree's softrc.ko on 6.1 and
+# build/SERIES/mod/drivers/infiniband/sw/softrc/softrc.ko on another series
+# (tools/testing/build-modules.sh SERIES build/SERIES, which make KVER=SERIES
+# runs). So "softrc on 6.1 vs softrc on 6.12" is
+#   INTEROP_B=softrc SOFTRC_KVER_A=6.1 SOFTRC_KVER_B=6.12 selftests/vm/interop.sh
 #
 # Environment: INTEROP_A, INTEROP_B, INTEROP_N (iterations, 50),
 # INTEROP_TIMEOUT (pair run limit, s), and for chasing one test
@@ -34,11 +40,36 @@ b=${INTEROP_B:-rxe}
 log=$(mktemp /tmp/interop.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
+kver_a=${SOFTRC_KVER_A:-${SOFTRC_KVER:-6.1}}
+kver_b=${SOFTRC_KVER_B:-${SOFTRC_KVER:-6.1}}
+export SOFTRC_KVER_A=$kver_a SOFTRC_KVER_B=$kver_b
+
 echo "TAP version 13"
-echo "# suite: interop (A $a, B $b)"
+echo "# suite: interop (A $a on $kver_a${SOFTRC_VM_FLAVOR_A:+ $SOFTRC_VM_FLAVOR_A}, B $b on $kver_b${SOFTRC_VM_FLAVOR_B:+ $SOFTRC_VM_FLAVOR_B})"
 envs=(--env INTEROP_A="$a" --env INTEROP_B="$b" --env INTEROP_N="${INTEROP_N:-50}")
-for v in INTEROP_ONLY INTEROP_REPEAT INTEROP_PCAP SOFTRC_KO SOFTRC_TIME_SCALE; do
+for v in INTEROP_ONLY INTEROP_REPEAT INTEROP_PCAP SOFTRC_TIME_SCALE; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
+done
+# side_ko SIDE SERIES: the softrc.ko that side loads (empty: the guest's default)
+side_ko() {
+	local v=SOFTRC_KO_$1
+	if [ -n "${!v:-}" ]; then
+		echo "${!v}"
+	elif [ -n "${SOFTRC_KO:-}" ]; then
+		echo "$SOFTRC_KO"
+	elif [ "$2" != 6.1 ]; then
+		echo "$PWD/build/$2/mod/drivers/infiniband/sw/softrc/softrc.ko"
+	fi
+}
+ko_a=$(side_ko A "$kver_a")
+ko_b=$(side_ko B "$kver_b")
+[ -n "$ko_a" ] && envs+=(--env-a "SOFTRC_KO=$ko_a")
+[ -n "$ko_b" ] && envs+=(--env-b "SOFTRC_KO=$ko_b")
+for side in A:$a:$ko_a B:$b:$ko_b; do
+	IFS=: read -r s d k <<<"$side"
+	if [ "$d" = softrc ] && [ -n "$k" ] && [ ! -f "$k" ]; then
+		echo "# VM $s: no $k (make KVER=SERIES builds it)"
+	fi
 done
 tools/vm/run-pair.sh --timeout "${INTEROP_TIMEOUT:-900}" --mem 1024 "${envs[@]}" \
 	-- selftests/verbs/interop_guest.sh selftests/verbs/interop_guest.sh >"$log" 2>&1 &

@@ -8,32 +8,57 @@ VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO_ROOT=$(cd "$VM_DIR/../.." && pwd -P)
 export VM_DIR REPO_ROOT
 
+vm_log() { printf 'softrc-vm: %s\n' "$*" >&2; }
+vm_die() { printf 'softrc-vm: ERROR: %s\n' "$*" >&2; exit 125; }
+
+# Guest kernel series (SOFTRC_KVER): one of `tools/setup/kernel.sh list`
+# ("6.1 6.12"), default 6.1, Debian 12's own kernel. The old
+# SOFTRC_VM_KVER (a release string) still works when it names the release
+# of a supported series. VM_SERIES is the series, KVER its release.
+KERNEL_SH=$REPO_ROOT/tools/setup/kernel.sh
+if [[ -z ${SOFTRC_KVER:-} && -n ${SOFTRC_VM_KVER:-} ]]; then
+	for s in $("$KERNEL_SH" list); do
+		[[ $("$KERNEL_SH" "$s" release) == "$SOFTRC_VM_KVER" ]] && SOFTRC_KVER=$s
+	done
+	[[ -n ${SOFTRC_KVER:-} ]] ||
+		vm_die "SOFTRC_VM_KVER=$SOFTRC_VM_KVER is no supported kernel's release (use SOFTRC_KVER=$("$KERNEL_SH" list | tr ' ' '|'))"
+fi
+VM_SERIES=${SOFTRC_KVER:-6.1}
+KVER=$("$KERNEL_SH" "$VM_SERIES" release 2>/dev/null) ||
+	vm_die "SOFTRC_KVER=$VM_SERIES: not a supported kernel series ($("$KERNEL_SH" list))"
+
 # Guest kernel flavour (SOFTRC_VM_FLAVOR):
-#   release  Debian's packaged kernel, fetched as a .deb, never installed
+#   release  Debian's packaged kernel of the series, fetched as a .deb
+#            (tools/setup/kernel.sh SERIES image-pkg), never installed
 #   debug    the same source built with KASAN, UBSAN, lockdep, kmemleak and
 #            friends by debug-kernel.sh (`make check-debug`); booted with
 #            panic_on_warn, so the first warning ends the run
 VM_FLAVOR=${SOFTRC_VM_FLAVOR:-release}
-KVER=${SOFTRC_VM_KVER:-6.1.0-57-amd64}
-KPKG=linux-image-$KVER
+KPKG=$("$KERNEL_SH" "$VM_SERIES" image-pkg)
 
-# Cache layout: ${SOFTRC_CACHE:-$HOME/.cache/softrc}/vm/
+# Cache layout: ${SOFTRC_CACHE:-$HOME/.cache/softrc}/vm-SERIES/
 #   *.deb          the downloaded kernel package
-#   root/          dpkg-deb -x of it (+ depmod output)
+#   root/          dpkg-deb -x of it (+ depmod output); its
+#                  lib/modules/KVER/build points at the series' headers
+#                  (kernel.sh SERIES kdir)
 #   vmlinux        the uncompressed kernel ELF, booted via PVH: skips the
 #                  bzImage's xz decompression, which takes ~5 s under TCG
 #   initramfs.cpio the base initramfs (busybox + boot modules + init)
 #   stamp          hash of the inputs the above were built from
-# The debug flavour's cache is vm-debug/ (see debug-kernel.sh): no .deb and
-# no bzImage, only the vmlinux it built and its modules_install tree.
+# The debug flavour's cache is vm-debug-SERIES/ (see debug-kernel.sh): no
+# .deb and no PVH vmlinux, only the bzImage it built (and its release and
+# key files) and its modules_install tree. A 6.1 debug kernel still in the
+# older vm-debug/ is used when vm-debug-6.1/ has none.
 CACHE_ROOT=${SOFTRC_CACHE:-${HOME:-/root}/.cache/softrc}
-VM_CACHE=$CACHE_ROOT/vm
+VM_CACHE=$CACHE_ROOT/vm-$VM_SERIES
 VM_DEFAULT_MEM=2048
 VM_APPEND_FLAVOR=
 case $VM_FLAVOR in
 release) ;;
 debug)
-	VM_CACHE=$CACHE_ROOT/vm-debug
+	VM_CACHE=$CACHE_ROOT/vm-debug-$VM_SERIES
+	[[ $VM_SERIES == 6.1 && ! -f $VM_CACHE/release && -f $CACHE_ROOT/vm-debug/release ]] &&
+		VM_CACHE=$CACHE_ROOT/vm-debug
 	KVER=$(cat "$VM_CACHE/release" 2>/dev/null || echo none)
 	VM_DEFAULT_MEM=3072
 	# The stall detectors report after 120 s, not 20 to 30 s: a TCG vCPU
@@ -44,7 +69,7 @@ debug)
 	VM_APPEND_FLAVOR="panic_on_warn=1 kmemleak=on watchdog_thresh=60"
 	VM_APPEND_FLAVOR+=" workqueue.watchdog_thresh=120 rcupdate.rcu_cpu_stall_timeout=120"
 	;;
-*) printf 'softrc-vm: ERROR: SOFTRC_VM_FLAVOR must be release or debug\n' >&2; exit 125 ;;
+*) vm_die "SOFTRC_VM_FLAVOR must be release or debug" ;;
 esac
 KROOT=$VM_CACHE/root
 KIMAGE=$KROOT/boot/vmlinuz-$KVER
@@ -69,9 +94,6 @@ BAD_KLOG_RE='WARNING:|BUG:|Oops|refcount_t:|list_add corruption|list_del corrupt
 # NIC modules (virtio_net) are only loaded when the VM has a NIC.
 VM_BOOT_MODS=(virtio_pci 9pnet_virtio 9p overlay virtio-rng)
 VM_NIC_MODS=(virtio_net)
-
-vm_log() { printf 'softrc-vm: %s\n' "$*" >&2; }
-vm_die() { printf 'softrc-vm: ERROR: %s\n' "$*" >&2; exit 125; }
 
 # Hash of everything the cache is built from.  Any edit to the guest-side
 # scripts or the builder, or a different kernel, invalidates the cache.

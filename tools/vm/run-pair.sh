@@ -3,12 +3,13 @@
 #
 # Usage:
 #   tools/vm/run-pair.sh [--timeout SECS] [--mem MB] [--smp N]
-#                        [--env NAME=VAL]... [--append ARGS] [--log PREFIX]
+#                        [--env NAME=VAL]... [--env-a NAME=VAL]...
+#                        [--env-b NAME=VAL]... [--append ARGS] [--log PREFIX]
 #                        [--] CMD_A CMD_B
 #   (tools/vm/run.sh --pair ... is the same thing.)
 #
 # Boots VM "A" and VM "B" at the same time (each one as tools/vm/run.sh
-# describes: same kernel, host / read-only + tmpfs overlay, same cwd) and
+# describes: host / read-only + tmpfs overlay, same cwd) and
 # runs CMD_A in A and CMD_B in B (each a /bin/sh -c string).  The two
 # guests are connected by a QEMU socket netdev over host loopback
 # (A: -netdev socket,listen=127.0.0.1:PORT, B: connect=127.0.0.1:PORT, a
@@ -21,15 +22,17 @@
 # virtio_net is loaded and eth0 is up (no address) before the command
 # starts; the commands configure addresses themselves.  In each guest the
 # environment has SOFTRC_VM_NAME=A|B, SOFTRC_VM_NIC=eth0, SOFTRC_VM_MAC and
-# SOFTRC_VM_PEER_MAC, plus --env / SOFTRC_VM_ENV variables (given to both).
+# SOFTRC_VM_PEER_MAC, plus --env / SOFTRC_VM_ENV variables (given to both)
+# and --env-a / --env-b ones (given to A / B only, after the common ones).
 # Nothing else is on the link, so any addresses work; the commands must
 # wait for each other themselves (e.g. retry a ping until the peer answers).
 #
 # Defaults per VM: 1 vCPU (two VMs share the host's cores), 1024 MB,
 # timeout 600 s.  Console lines are prefixed "[A] " / "[B] ".
-# SOFTRC_VM_FLAVOR_A / SOFTRC_VM_FLAVOR_B pick each guest's kernel
-# (release|debug, default SOFTRC_VM_FLAVOR, see lib.sh); a debug guest
-# gets at least 2048 MB.
+# SOFTRC_KVER_A / SOFTRC_KVER_B pick each guest's kernel series (6.1|6.12,
+# default SOFTRC_KVER, else 6.1) and SOFTRC_VM_FLAVOR_A / SOFTRC_VM_FLAVOR_B
+# its flavour (release|debug, default SOFTRC_VM_FLAVOR, see lib.sh); a
+# debug guest gets at least 2048 MB.
 # --log PREFIX writes PREFIX.A.log and PREFIX.B.log.
 #
 # Exit status: 0 if both runs pass; otherwise A's status if A failed,
@@ -43,12 +46,16 @@ set -euo pipefail
 
 # --- Phase 0: options ----------------------------------------------------------
 common=()
+env_a=()
+env_b=()
 smp=1
 mem=1024
 log=
 while (($#)); do
 	case $1 in
 	--timeout | --env | --append) common+=("$1" "$2"); shift 2 ;;
+	--env-a) env_a+=(--env "$2"); shift 2 ;;
+	--env-b) env_b+=(--env "$2"); shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--log) log=$2; shift 2 ;;
@@ -64,6 +71,8 @@ cmd_b=$2
 common+=(--smp "$smp")
 flavor_a=${SOFTRC_VM_FLAVOR_A:-$VM_FLAVOR}
 flavor_b=${SOFTRC_VM_FLAVOR_B:-$VM_FLAVOR}
+kver_a=${SOFTRC_KVER_A:-$VM_SERIES}
+kver_b=${SOFTRC_KVER_B:-$VM_SERIES}
 side_mem() { # $1 = flavour
 	if [[ $1 == debug ]] && ((mem < 2048)); then echo 2048; else echo "$mem"; fi
 }
@@ -71,8 +80,9 @@ mac_a=52:54:00:5f:00:0a
 mac_b=52:54:00:5f:00:0b
 
 # Build the caches once here, not twice in parallel below.
-for f in $(printf '%s\n' "$flavor_a" "$flavor_b" | sort -u); do
-	SOFTRC_VM_FLAVOR=$f "$VM_DIR/setup.sh" || vm_die "setup.sh ($f) failed"
+for fk in $(printf '%s\n' "$flavor_a:$kver_a" "$flavor_b:$kver_b" | sort -u); do
+	SOFTRC_VM_FLAVOR=${fk%%:*} SOFTRC_KVER=${fk#*:} "$VM_DIR/setup.sh" ||
+		vm_die "setup.sh (${fk%%:*}, ${fk#*:}) failed"
 done
 
 # --- Phase 1: a free loopback port ---------------------------------------------------
@@ -99,7 +109,8 @@ trap 'exit 130' INT TERM
 
 # --- Phase 2: boot A (listening side), wait for its socket, then B -------------------
 vm_log "pair: link on 127.0.0.1:$port"
-SOFTRC_VM_FLAVOR=$flavor_a "$VM_DIR/run.sh" "${common[@]}" --mem "$(side_mem "$flavor_a")" --name A ${log:+--log "$log.A.log"} \
+SOFTRC_VM_FLAVOR=$flavor_a SOFTRC_KVER=$kver_a "$VM_DIR/run.sh" "${common[@]}" "${env_a[@]}" \
+	--mem "$(side_mem "$flavor_a")" --name A ${log:+--log "$log.A.log"} \
 	--netdev-listen "$port" --mac "$mac_a" --env "SOFTRC_VM_PEER_MAC=$mac_b" \
 	-- "$cmd_a" &
 pid_a=$!
@@ -109,7 +120,8 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 [[ -n $(ss -Htln "sport = :$port" 2>/dev/null) ]] || vm_log "pair: A never listened on $port"
-SOFTRC_VM_FLAVOR=$flavor_b "$VM_DIR/run.sh" "${common[@]}" --mem "$(side_mem "$flavor_b")" --name B ${log:+--log "$log.B.log"} \
+SOFTRC_VM_FLAVOR=$flavor_b SOFTRC_KVER=$kver_b "$VM_DIR/run.sh" "${common[@]}" "${env_b[@]}" \
+	--mem "$(side_mem "$flavor_b")" --name B ${log:+--log "$log.B.log"} \
 	--netdev-connect "$port" --mac "$mac_b" --env "SOFTRC_VM_PEER_MAC=$mac_a" \
 	-- "$cmd_b" &
 pid_b=$!

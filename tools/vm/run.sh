@@ -25,12 +25,13 @@
 #                    QEMU socket netdev at 127.0.0.1:PORT (pair mode)
 #   --mac MAC        MAC of that NIC
 #
-# What the guest is: Debian's $KVER kernel (cached, see setup.sh) with a
+# What the guest is: Debian's kernel of the series SOFTRC_KVER (6.1, the
+# default, or 6.12: tools/setup/kernel.sh list; cached, see setup.sh) with a
 # busybox initramfs; the host's / is mounted read-only over virtio-9p with a
 # tmpfs overlay on top, so the guest sees the repo and every host binary at
 # the same paths, and writes go to RAM only.  /lib/modules/$KVER is the
 # extracted Debian module tree (modprobe works; /lib/modules/$KVER/build
-# points at the host's linux-headers), /tmp is a fresh tmpfs (unless the cwd
+# points at that kernel's headers, tools/setup/kernel.sh SERIES kdir), /tmp is a fresh tmpfs (unless the cwd
 # is under /tmp), debugfs is at /sys/kernel/debug, lo is up.  No NIC except
 # in pair mode.
 #
@@ -38,7 +39,8 @@
 # `/bin/sh -c "CMD"`; several arguments are quoted individually and joined
 # (argv semantics).  It runs as root with stdin </dev/null, in the same cwd
 # as the caller, with PATH=/usr/local/sbin:...:/bin, HOME=/root,
-# SOFTRC_VM=1, SOFTRC_VM_NAME, plus the --env/SOFTRC_VM_ENV variables.
+# SOFTRC_VM=1, SOFTRC_VM_NAME, SOFTRC_KVER (the series), plus the
+# --env/SOFTRC_VM_ENV variables.
 #
 # Exit status: CMD's exit status when the run is otherwise clean; and
 #   123  CMD exited 0 but the guest kernel log matched
@@ -62,6 +64,7 @@
 # grows to 10-20 s with 2 vCPUs; --smp 1 suffers much less from that.
 #
 # Environment: SOFTRC_CACHE (cache root, default ~/.cache/softrc),
+# SOFTRC_KVER (guest kernel series, default 6.1; see lib.sh),
 # SOFTRC_VM_FLAVOR (release|debug: Debian's kernel or the debug build of
 # tools/vm/debug-kernel.sh, see lib.sh),
 # SOFTRC_VM_ACCEL (kvm|tcg|icount, default: probe; icount is one TCG
@@ -184,7 +187,7 @@ tmpfs=1
 
 mkdir -p "$rundir/cpio/softrc"
 {
-	echo "SOFTRC_KVER=$(vm_shquote "$KVER")"
+	echo "SOFTRC_KREL=$(vm_shquote "$KVER")"
 	echo "SOFTRC_MODDIR=$(vm_shquote "$KMODDIR")"
 	echo "SOFTRC_TMPFS=$tmpfs"
 	echo "SOFTRC_NIC=$([[ -n $netdev ]] && echo 1 || echo 0)"
@@ -194,6 +197,7 @@ mkdir -p "$rundir/cpio/softrc"
 {
 	echo "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	echo "export HOME=/root USER=root LOGNAME=root TERM=dumb SOFTRC_VM=1"
+	echo "export SOFTRC_KVER=$(vm_shquote "$VM_SERIES")"
 	echo "export SOFTRC_VM_NAME=$(vm_shquote "$name")"
 	[[ -n $netdev ]] && echo "export SOFTRC_VM_NIC=eth0 SOFTRC_VM_MAC=$(vm_shquote "$mac")"
 	for kv in "${envs[@]}"; do
@@ -234,7 +238,7 @@ log=$rundir/console.log
 prefix=${name:+[$name] }
 usec() { local t=${EPOCHREALTIME//[.,]/}; echo "$t"; }
 t0=$(usec)
-vm_log "${prefix}booting $KVER ($accel, ${smp} vCPU, ${mem} MB, timeout ${timeout}s = x$SOFTRC_HOST_TIME_SCALE)"
+vm_log "${prefix}booting $KVER ($VM_FLAVOR, $accel, ${smp} vCPU, ${mem} MB, timeout ${timeout}s = x$SOFTRC_HOST_TIME_SCALE)"
 
 # Console reader: copy each line to stdout (prefixed) and the log, and note
 # the boot time when the guest announces the command start.

@@ -2,9 +2,12 @@
 # tools/vm/setup.sh - build the softrc VM cache (idempotent).
 #
 # Installs the host packages the harness needs, downloads Debian's
-# linux-image package for the guest kernel (never installs it), extracts it,
-# runs depmod on the extracted tree, and builds the base busybox initramfs.
-# Everything lands in ${SOFTRC_CACHE:-$HOME/.cache/softrc}/vm/.  A stamp of
+# linux-image package for the guest kernel series SOFTRC_KVER (default 6.1;
+# tools/setup/kernel.sh SERIES image-pkg, never installed), extracts it,
+# runs depmod on the extracted tree, points its lib/modules/RELEASE/build
+# at the series' headers (kernel.sh SERIES kdir), and builds the base
+# busybox initramfs.  Everything lands in
+# ${SOFTRC_CACHE:-$HOME/.cache/softrc}/vm-SERIES/ (see lib.sh).  A stamp of
 # the inputs (guest scripts, this builder, kernel version) decides whether a
 # rebuild is needed; run.sh calls this automatically when the stamp is stale.
 #
@@ -32,7 +35,9 @@ for p in "${VM_HOST_PKGS[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 # Headers let module builds target the guest kernel; optional but wanted.
-[[ $VM_FLAVOR == debug ]] ||
+# 6.1's are a system package; the others kernel.sh extracts under the cache
+# (below).
+[[ $VM_FLAVOR == debug || $VM_SERIES != 6.1 ]] ||
 	dpkg -s "linux-headers-$KVER" >/dev/null 2>&1 || missing+=("linux-headers-$KVER")
 if ((${#missing[@]})); then
 	vm_log "installing host packages: ${missing[*]}"
@@ -54,9 +59,8 @@ shopt -s nullglob
 debs=("$VM_CACHE/${KPKG}"_*.deb)
 if ((${#debs[@]} == 0)); then
 	vm_log "downloading $KPKG"
-	( cd "$VM_CACHE" && apt-get download "$KPKG" 2>/dev/null ) ||
-		( apt-get update >/dev/null && cd "$VM_CACHE" && apt-get download "$KPKG" ) ||
-		vm_die "apt-get download $KPKG failed"
+	"$KERNEL_SH" "$VM_SERIES" download "$VM_CACHE" "$KPKG" ||
+		vm_die "kernel.sh $VM_SERIES download $KPKG failed"
 	debs=("$VM_CACHE/${KPKG}"_*.deb)
 fi
 ((${#debs[@]} > 0)) || vm_die "no $KPKG .deb in $VM_CACHE"
@@ -72,15 +76,17 @@ if ((force)) || [[ ! -f $KROOT/.softrc-deb || $(cat "$KROOT/.softrc-deb") != "$d
 	mkdir -p "$KROOT.tmp"
 	dpkg-deb -x "$deb" "$KROOT.tmp"
 	depmod -b "$KROOT.tmp" "$KVER"
-	# The guest bind-mounts this tree over /lib/modules/$KVER; keep the
-	# build/source links so out-of-tree builds inside the guest still work.
-	ln -sfn "/usr/src/linux-headers-$KVER" "$KROOT.tmp/lib/modules/$KVER/build"
 	echo "$debver" >"$KROOT.tmp/.softrc-deb"
 	rm -rf "$KROOT"
 	mv "$KROOT.tmp" "$KROOT"
 	extracted=1
 fi
 [[ -f $KIMAGE ]] || vm_die "no kernel image at $KIMAGE"
+# The guest bind-mounts this tree over /lib/modules/$KVER; its build link
+# names the series' headers, so out-of-tree builds inside the guest work
+# (the host's / is the guest's, so the path is the same there).
+khdr=$("$KERNEL_SH" "$VM_SERIES" kdir) || vm_die "kernel.sh $VM_SERIES kdir failed"
+[[ $(readlink "$KMODDIR/build" 2>/dev/null) == "$khdr" ]] || ln -sfn "$khdr" "$KMODDIR/build"
 
 # --- Phase 4: uncompressed kernel for PVH boot ---------------------------------
 # Find the compressed payload inside the bzImage by its magic and unpack it;
@@ -129,9 +135,12 @@ if [[ $(id -u) == 0 ]]; then
 fi
 
 # Resolve module dependencies with the host's kmod against the extracted
-# tree; record load order (deduplicated) in a list per group.
+# tree; record load order (deduplicated) in a list per group. The order is
+# modprobe's: on 6.12, where fscache is part of netfs, 9pnet needs netfs
+# and gets it first. Compressed modules (6.12's are .ko.xz) are stored
+# decompressed, for busybox's insmod.
 add_mods() { # $1 = list file, rest = module names
-	local list=$1 m line f
+	local list=$1 m line f b
 	shift
 	: >"$list"
 	for m in "$@"; do
@@ -141,8 +150,14 @@ add_mods() { # $1 = list file, rest = module names
 			*) continue ;; # builtin
 			esac
 			b=$(basename "$f")
+			b=${b%.xz} b=${b%.zst} b=${b%.gz}
 			grep -qxF "$b" "$stage/softrc/modules.boot" "$list" 2>/dev/null && continue
-			cp "$f" "$stage/softrc/mod/$b"
+			case $f in
+			*.xz) xz -dc "$f" >"$stage/softrc/mod/$b" ;;
+			*.zst) zstd -dcq "$f" >"$stage/softrc/mod/$b" ;;
+			*.gz) gzip -dc "$f" >"$stage/softrc/mod/$b" ;;
+			*) cp "$f" "$stage/softrc/mod/$b" ;;
+			esac || vm_die "cannot copy $f into the initramfs"
 			echo "$b" >>"$list"
 		done < <(modprobe -d "$KROOT" -S "$KVER" --show-depends "$m")
 	done
