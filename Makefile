@@ -235,7 +235,7 @@ check-interop: modules verbs
 
 # Debug kernel: not part of check (the kernel build alone outlasts CI).
 check-debug: deps
-	tools/testing/check-debug.sh
+	SOFTRC_KVER=$(KVER) tools/testing/check-debug.sh
 
 bench: modules verbs
 	tools/bench/bench.sh

@@ -11,6 +11,7 @@
 #   kernel.sh SERIES download DIR PKG...   apt-get download PKGs into DIR
 #                                    from the suite that carries SERIES
 #   kernel.sh SERIES source          the linux-source tarball's path
+#   kernel.sh SERIES source-version  that tarball's Debian package version
 #   kernel.sh SERIES image-pkg       the linux-image package's name
 #
 # 6.1 is Debian 12's own kernel: its packages come from the machine's apt
@@ -133,14 +134,37 @@ source_tarball() {
 		rm -rf "$dir"
 		download "$s" "$dir.debs" "linux-source-$s" >&2
 		mkdir -p "$dir"
-		dpkg-deb -x "$dir.debs"/linux-source-"$s"_*.deb "$dir"
+		dpkg-deb -x "$dir.debs/linux-source-${s}_"*.deb "$dir"
+		dpkg-deb -f "$dir.debs/linux-source-${s}_"*.deb Version >"$dir/.softrc-version"
 		rm -rf "$dir.debs"
 		[[ -f $t ]] || die "linux-source-$s has no $t"
 	fi
 	echo "$t"
 }
 
-[[ $# -ge 1 ]] || die "usage: kernel.sh list | SERIES release|kdir|source|image-pkg|download DIR PKG..."
+# The version of the package the tarball came from: dpkg's for 6.1 (an
+# installed package), the stamp source_tarball leaves for the others (an
+# extraction from before the stamp existed: the package changelog's first
+# entry, which is the package's version).
+source_version() {
+	local s=$1 dir
+	source_tarball "$s" >/dev/null
+	if [[ $s == 6.1 ]]; then
+		dpkg-query -W -f='${Version}\n' "linux-source-$s"
+		return
+	fi
+	dir=$cache/kernels/linux-source-$s
+	if [[ ! -s $dir/.softrc-version ]]; then
+		zcat "$dir/usr/share/doc/linux-source-$s/changelog.Debian.gz" 2>/dev/null |
+			sed -n '1s/^linux (\([^)]*\)).*/\1/p' >"$dir/.softrc-version.new"
+		[[ -s $dir/.softrc-version.new ]] ||
+			die "no version for linux-source-$s in $dir (remove it to download again)"
+		mv "$dir/.softrc-version.new" "$dir/.softrc-version"
+	fi
+	cat "$dir/.softrc-version"
+}
+
+[[ $# -ge 1 ]] || die "usage: kernel.sh list | SERIES release|kdir|source|source-version|image-pkg|download DIR PKG..."
 case $1 in
 list) echo "${SERIES[*]}"; exit 0 ;;
 esac
@@ -151,6 +175,7 @@ release) release_of "$s" ;;
 image-pkg) echo "linux-image-$(release_of "$s")" ;;
 kdir) kdir "$s" ;;
 source) source_tarball "$s" ;;
+source-version) source_version "$s" ;;
 download) [[ $# -ge 4 ]] || die "download needs DIR and packages"; download "$s" "$3" "${@:4}" ;;
 *) die "unknown request '${2:-}'" ;;
 esac

@@ -3,21 +3,23 @@
 #
 # check-debug.sh - `make check-debug`: every VM suite on the debug kernel.
 #
-# Runs on the host, as root.  Steps:
-#   1. tools/vm/debug-kernel.sh: build (or find cached) Debian's 6.1 source
-#      with KASAN, UBSAN, lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS,
-#      kmemleak, soft-lockup and hung-task detectors;
+# Runs on the host, as root, for the kernel series SOFTRC_KVER (6.1 or
+# 6.12, default 6.1; `make check-debug KVER=6.12`).  Steps:
+#   1. tools/vm/debug-kernel.sh: build (or find cached) Debian's source of
+#      that series with KASAN, UBSAN, lockdep, DEBUG_ATOMIC_SLEEP,
+#      DEBUG_OBJECTS, kmemleak, soft-lockup and hung-task detectors;
 #   2. softrc.ko and the test modules (selftests/verbs/kmod) built against
-#      it, W=1 -Werror, in copies under build/debug/ (the tree's own
-#      softrc.ko stays built for Debian's kernel), and the userspace
-#      programs the suites run (make verbs);
+#      it, W=1 -Werror, in copies under build/debug/ (build/debug-6.12/
+#      for 6.12; the tree's own softrc.ko stays built for Debian's
+#      kernel), and the userspace programs the suites run (make verbs);
 #   3. every VM suite on the debug kernel (panic_on_warn), in one guest
 #      or in CHECK_DEBUG_JOBS guests side by side, each with the kmemleak
 #      scan at the end (selftests/vm/run_all.sh) and its own verdict
 #      (finished, kernel log clean);
 #   4. interop with rxe: the softrc guest on the debug kernel, the rxe
-#      guest on Debian's.
-# Results are KTAP in build/results-debug/; one summary line at the end.
+#      guest on Debian's kernel of the same series.
+# Results are KTAP in build/results-debug/ (build/results-debug-6.12/);
+# one summary line at the end.
 # SOFTRC_VM_SUITES limits step 3 to some suites, CHECK_DEBUG_JOBS sets how
 # many guests share them (default 1), CHECK_DEBUG_INTEROP=0
 # skips step 4 (both for quick runs; a full run sets neither),
@@ -28,8 +30,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 top=$PWD
-res=$top/build/results-debug
-out=$top/build/debug
+# the series, for every step below (debug-kernel.sh, the guests, interop)
+export SOFTRC_KVER=${SOFTRC_KVER:-6.1}
+tools/setup/kernel.sh "$SOFTRC_KVER" release >/dev/null || exit 1
+sfx=
+[ "$SOFTRC_KVER" = 6.1 ] || sfx=-$SOFTRC_KVER
+res=$top/build/results-debug$sfx
+out=$top/build/debug$sfx
 rm -rf "$res"
 mkdir -p "$res"
 
@@ -50,7 +57,7 @@ took "debug kernel (build or cache)" "$t"
 t=$(stamp)
 rm -rf "$out/mod" "$out/kmod"
 mkdir -p "$out/mod" "$out/kmod"
-rsync -a --exclude='*.mod.c' --include='*/' --include='*.[ch]' --include=Kbuild \
+rsync -a --exclude='*.mod.c' --include='*/' --include='*.[ch]' --include='*.mk' --include=Kbuild \
 	--include=Makefile --exclude='*' Kbuild drivers include "$out/mod/" || exit 1
 rsync -a --exclude='*.mod.c' --include='*.[ch]' --include=Makefile --exclude='*' \
 	selftests/verbs/kmod/ "$out/kmod/" || exit 1
@@ -137,6 +144,6 @@ SOFTRC_VM_FLAVOR_A=debug SOFTRC_KO="$ko" INTEROP_TIMEOUT=${INTEROP_TIMEOUT:-3600
 	tee "$res/interop.ktap"
 rc=${PIPESTATUS[0]}
 [ "$rc" -eq 0 ] || echo "not ok 1 interop: step exited with status $rc" | tee -a "$res/interop.ktap"
-took "interop (softrc on the debug kernel, rxe on Debian's)" "$t"
+took "interop (softrc on the $SOFTRC_KVER debug kernel, rxe on Debian's)" "$t"
 
 tools/testing/ktap-summary "$res"/*.ktap
