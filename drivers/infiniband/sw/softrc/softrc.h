@@ -11,8 +11,10 @@
 
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/version.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <softrc/abi.h>
 
 #undef pr_fmt
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -49,6 +51,18 @@ enum softrc_limits {
 };
 
 #define SOFTRC_MAX_MSG_SIZE	BIT_ULL(31)
+
+/*
+ * COMPAT (ATOMIC WRITE): does the kernel's enum ib_wr_opcode /
+ * ib_wc_opcode name IB_WR_ATOMIC_WRITE and IB_WC_ATOMIC_WRITE (6.2 on;
+ * 6.1 lacks them, and its IB_WC_* value 9 is IB_WC_MASKED_COMP_SWAP)?
+ * User QPs post ATOMIC WRITE on every kernel (the uverbs values are
+ * softrc's own, include/softrc/abi.h); a kernel ULP only where the
+ * kernel names it. The one spot that knows; for the compat header and a
+ * Kbuild probe.
+ */
+#define SOFTRC_KERNEL_HAS_ATOMIC_WRITE \
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0))
 
 /*
  * Bytes a RoCEv2 packet adds around an IB-MTU payload in the worst case:
