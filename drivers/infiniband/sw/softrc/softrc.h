@@ -11,7 +11,6 @@
 
 #include <linux/list.h>
 #include <linux/netdevice.h>
-#include <linux/version.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <softrc/abi.h>
@@ -56,13 +55,16 @@ enum softrc_limits {
  * COMPAT (ATOMIC WRITE): does the kernel's enum ib_wr_opcode /
  * ib_wc_opcode name IB_WR_ATOMIC_WRITE and IB_WC_ATOMIC_WRITE (6.2 on;
  * 6.1 lacks them, and its IB_WC_* value 9 is IB_WC_MASKED_COMP_SWAP)?
- * User QPs post ATOMIC WRITE on every kernel (the uverbs values are
- * softrc's own, include/softrc/abi.h); a kernel ULP only where the
- * kernel names it. The one spot that knows; for the compat header and a
- * Kbuild probe.
+ * The Kbuild probe says (SOFTRC_HAVE_IB_ATOMIC_WRITE). User QPs post
+ * ATOMIC WRITE on every kernel (the uverbs values are softrc's own,
+ * include/softrc/abi.h); a kernel ULP only where the kernel names it.
+ * The one spot that knows; for the compat header.
  */
-#define SOFTRC_KERNEL_HAS_ATOMIC_WRITE \
-	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0))
+#ifdef SOFTRC_HAVE_IB_ATOMIC_WRITE
+#define SOFTRC_KERNEL_HAS_ATOMIC_WRITE	1
+#else
+#define SOFTRC_KERNEL_HAS_ATOMIC_WRITE	0
+#endif
 
 /*
  * Bytes a RoCEv2 packet adds around an IB-MTU payload in the worst case:
