@@ -647,6 +647,7 @@ static void atomic_write_fails(const char *what, uint32_t rkey, uint64_t off,
 	uint64_t v = 0x0123456789abcdefull, before[2] = { 0 };
 	bool inside = off + 16 <= BUF_BYTES;
 	struct cqe e = { 0 };
+	int n;
 
 	if (inside)
 		memcpy(before, B.buf + (off & ~7ull), 16);
@@ -655,8 +656,10 @@ static void atomic_write_fails(const char *what, uint32_t rkey, uint64_t off,
 	A.qpx->wr_id = 30;
 	ibv_wr_atomic_write(A.qpx, rkey, addr_of(&B, off), &v);
 	ok(ibv_wr_complete(A.qpx) == 0, "%s: ibv_wr_complete", what);
-	ok(poll_n(A.cq, &e, 1, 30) == 1 && e.wr_id == 30 && e.status == want,
-	   "%s: status %d (want %d)", what, e.status, want);
+	n = poll_n(A.cq, &e, 1, 30);
+	ok(n == 1 && e.wr_id == 30 && e.status == want,
+	   "%s: %d completion, wr_id %llu status %d (want %d)", what, n,
+	   (unsigned long long)e.wr_id, e.status, want);
 	if (inside)
 		ok(!memcmp(before, B.buf + (off & ~7ull), 16),
 		   "%s: target untouched", what);
