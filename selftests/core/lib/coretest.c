@@ -35,6 +35,7 @@ static int ct_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access,
 
 	t->mr_checks++;
 	t->last_check_len = len;
+	t->last_check_access = access;
 	if (t->mr_fail || t->npin == CT_MAX)
 		return -1;
 	t->pin[t->npin].rkey = rkey;

@@ -59,6 +59,7 @@ struct ct {
 	int mr_checks;
 	int mr_fail;		/* mr_check answers error while set */
 	u32 last_check_len;
+	u32 last_check_access;	/* SOFTRC_ACCESS_* the last check asked for */
 	u64 mem;		/* the 8-byte cell atomics work on */
 	int natomic;
 	u64 atomic_result;
