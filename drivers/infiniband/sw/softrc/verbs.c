@@ -37,7 +37,7 @@ static_assert(SOFTRC_ABI_WC_ATOMIC_WRITE == IB_WC_ATOMIC_WRITE);
 static_assert(SOFTRC_ABI_DEVICE_ATOMIC_WRITE == IB_DEVICE_ATOMIC_WRITE);
 static_assert(SOFTRC_ABI_WR_ATOMIC_WRITE == IB_UVERBS_WR_ATOMIC_WRITE);
 static_assert(SOFTRC_ABI_WC_ATOMIC_WRITE == IB_UVERBS_WC_ATOMIC_WRITE);
-static_assert(SOFTRC_OP_ATOMIC_WRITE == IB_OPCODE_RC_ATOMIC_WRITE);
+static_assert((int)SOFTRC_OP_ATOMIC_WRITE == (int)IB_OPCODE_RC_ATOMIC_WRITE);
 #endif
 
 static int softrc_query_device(struct ib_device *ibdev,
