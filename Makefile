@@ -128,7 +128,7 @@ install: modules install-links
 	$(if $(DESTDIR),,depmod -a $(KREL))
 
 uninstall: uninstall-links
-	rm -f $(DESTDIR)/lib/modules/$(KREL)/updates/$(MODDIR)/softrc.ko
+	rm -f $(DESTDIR)/lib/modules/$(KREL)/updates/$(MODDIR)/softrc.ko*
 	-rmdir -p $(DESTDIR)/lib/modules/$(KREL)/updates/$(MODDIR) 2>/dev/null
 	$(if $(DESTDIR),,depmod -a $(KREL))
 

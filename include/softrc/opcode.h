@@ -12,8 +12,15 @@
  *
  * X(name, code, flags): flags combine one position (FIRST/MIDDLE/LAST,
  * ONLY = FIRST | LAST), one kind (REQ/RESP/ACK), one class
- * (SEND/WRITE/READ/ATOMIC) for requests, meaning bits and the extension
- * headers present after the BTH (SOFTRC_H_*).
+ * (SEND/WRITE/READ/ATOMIC/ATOMIC_WRITE) for requests, meaning bits and
+ * the extension headers present after the BTH (SOFTRC_H_*).
+ *
+ * ATOMIC_WRITE (0x1d, IBTA 1.5 Annex A19; rxe from Linux 6.2 on): BTH,
+ * RETH (DMA length 8) and 8 bytes of payload, placed as one 64-bit
+ * store; answered by a zero-length RDMA READ RESPONSE ONLY (an AETH, no
+ * AtomicAckETH), as rxe does. It is a class of its own: a WRITE in what
+ * it does, an ATOMIC in how the responder keeps it (a responder resource,
+ * duplicates answered from it, never executed twice).
  */
 #ifndef SOFTRC_OPCODE_H
 #define SOFTRC_OPCODE_H
@@ -57,11 +64,13 @@ enum softrc_hdr {
 #define SOFTRC_OPF_RECV		BIT(19)	/* message consumes a receive WQE */
 #define SOFTRC_OPF_ACKREQ_OK	BIT(20)	/* the AckReq bit may be set */
 #define SOFTRC_OPF_INV		BIT(21)	/* invalidates the IETH R_Key */
+#define SOFTRC_OPF_ATOMIC_WRITE	BIT(22)	/* IBTA 1.5 ATOMIC WRITE */
 
 #define SOFTRC_OPF_POS_MASK \
 	(SOFTRC_OPF_FIRST | SOFTRC_OPF_MIDDLE | SOFTRC_OPF_LAST)
 #define SOFTRC_OPF_CLASS_MASK \
-	(SOFTRC_OPF_SEND | SOFTRC_OPF_WRITE | SOFTRC_OPF_READ | SOFTRC_OPF_ATOMIC)
+	(SOFTRC_OPF_SEND | SOFTRC_OPF_WRITE | SOFTRC_OPF_READ | \
+	 SOFTRC_OPF_ATOMIC | SOFTRC_OPF_ATOMIC_WRITE)
 
 /* shorthands used only inside the list below */
 #define SOFTRC__SREQ	(SOFTRC_OPF_REQ | SOFTRC_OPF_SEND | SOFTRC_OPF_PAYLOAD | \
@@ -112,7 +121,11 @@ enum softrc_hdr {
 	X(SEND_LAST_WITH_INVALIDATE,	0x16, SOFTRC__SREQ | SOFTRC_OPF_LAST | \
 					      SOFTRC_OPF_INV | SOFTRC_H_IETH) \
 	X(SEND_ONLY_WITH_INVALIDATE,	0x17, SOFTRC__SREQ | SOFTRC_OPF_ONLY | \
-					      SOFTRC_OPF_INV | SOFTRC_H_IETH)
+					      SOFTRC_OPF_INV | SOFTRC_H_IETH) \
+	X(ATOMIC_WRITE,			0x1d, SOFTRC_OPF_REQ | SOFTRC_OPF_ONLY | \
+					      SOFTRC_OPF_ATOMIC_WRITE | \
+					      SOFTRC_OPF_PAYLOAD | SOFTRC_H_RETH | \
+					      SOFTRC_OPF_ACKREQ_OK)
 
 /*
  * UC: RC's SENDs and WRITEs, code + 0x20, without ACKs (so no AckReq).
@@ -184,6 +197,8 @@ enum softrc_opcode {
 #define SOFTRC_IMMDT_BYTES	4
 #define SOFTRC_IETH_BYTES	4
 #define SOFTRC_ICRC_BYTES	4
+/* ATOMIC WRITE payload: one naturally aligned 64-bit word */
+#define SOFTRC_ATOMIC_WRITE_BYTES	8
 
 /* Header bytes before a given extension header, derived from the mask. */
 #define SOFTRC__HSZ(f, bit, bytes)	(((f) & (bit)) ? (bytes) : 0)

@@ -69,6 +69,9 @@ typedef u64 __le64;
 #ifndef BIT
 #define BIT(n) (1u << (n))
 #endif
+#ifndef BIT_ULL
+#define BIT_ULL(n) (1ull << (n))
+#endif
 
 #endif /* __KERNEL__ */
 

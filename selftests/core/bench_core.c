@@ -85,6 +85,11 @@ static int b_atomic(void *ctx, void *pin, u64 va, bool cas, u64 sa, u64 cmp,
 	return 0;
 }
 
+static int b_atomic_write(void *ctx, void *pin, u64 va, void *rx, u32 off)
+{
+	return 0;
+}
+
 static int b_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	return 0;
@@ -115,6 +120,7 @@ static const struct softrc_core_ops b_ops = {
 	.xmit = b_xmit, .mr_check = b_mr_check, .key_put = b_key_put,
 	.place = b_place,
 	.atomic = b_atomic, .atomic_result = b_atomic_result,
+	.atomic_write = b_atomic_write,
 	.invalidate = b_invalidate, .complete = b_complete,
 	.timer = b_timer, .qp_error = b_qp_error,
 };

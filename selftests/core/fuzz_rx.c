@@ -217,6 +217,14 @@ static int fuzz_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
 	return 0;
 }
 
+static int fuzz_atomic_write(void *ctx, void *pin, u64 va, void *rx,
+			     u32 pkt_off)
+{
+	CHECK(pin == &fq);
+	CHECK(!(va & 7));
+	return 0;
+}
+
 static int fuzz_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	CHECK(slot < FUZZ_SQ);
@@ -250,6 +258,7 @@ static const struct softrc_core_ops fuzz_ops = {
 	.place = fuzz_place,
 	.atomic = fuzz_atomic,
 	.atomic_result = fuzz_atomic_result,
+	.atomic_write = fuzz_atomic_write,
 	.invalidate = fuzz_invalidate,
 	.complete = fuzz_complete,
 	.timer = fuzz_timer,

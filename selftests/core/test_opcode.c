@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The RC opcode table against the IBTA list (Vol 1 §9.2.1 table 35 and
- * §9.3 header layouts), transcribed here independently of the flags.
+ * §9.3 header layouts; ATOMIC WRITE from IBTA 1.5 Annex A19 as rxe 6.12
+ * lays it out), transcribed here independently of the flags.
  *
  * Context: host test program.
  */
@@ -52,6 +53,7 @@ static const struct ibta_op ibta[] = {
 	OP(0x14, "FETCH_ADD", 40, POS_O, 0, 0, .atmeth = 12),
 	OP(0x16, "SEND_LAST_WITH_INVALIDATE", 16, POS_L, 1, 1, .ieth = 12),
 	OP(0x17, "SEND_ONLY_WITH_INVALIDATE", 16, POS_O, 1, 1, .ieth = 12),
+	OP(0x1d, "ATOMIC_WRITE", 28, POS_O, 0, 1, .reth = 12),
 };
 
 static const struct softrc_opcode_info *get(struct __test_metadata *_metadata,
@@ -63,18 +65,18 @@ static const struct softrc_opcode_info *get(struct __test_metadata *_metadata,
 	return op;
 }
 
-/* 23 RC opcodes below 0x20, 12 UC ones and the two UD SENDs */
-TEST(opcode_count_is_23_rc_12_uc_2_ud)
+/* 24 RC opcodes below 0x20, 12 UC ones and the two UD SENDs */
+TEST(opcode_count_is_24_rc_12_uc_2_ud)
 {
 	int n = 0, code;
 
 	for (code = 0; code < SOFTRC_OPCODE_NR; code++)
 		n += softrc_opcode_get(code) != NULL;
-	EXPECT_EQ(23, n);
-	EXPECT_EQ(23, (int)ARRAY_SIZE(ibta));
+	EXPECT_EQ(24, n);
+	EXPECT_EQ(24, (int)ARRAY_SIZE(ibta));
 	for (; code < SOFTRC_OPCODE_TABLE_NR; code++)
 		n += softrc_opcode_get(code) != NULL;
-	EXPECT_EQ(37, n);
+	EXPECT_EQ(38, n);
 }
 
 TEST(opcode_codes_and_names)
@@ -247,7 +249,7 @@ TEST(opcode_enum_name_table_agree)
 TEST(opcode_holes_return_null)
 {
 	static const u8 holes[] = {
-		0x15, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f
+		0x15, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1e, 0x1f
 	};
 	size_t i;
 

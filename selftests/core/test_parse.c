@@ -120,6 +120,12 @@ static void rand_pkt(struct softrc_pkt *p, u8 opcode, u32 pmtu)
 		if (pos == SOFTRC_OPF_FIRST && p->dma_len <= pmtu)
 			p->dma_len = pmtu + 1;
 	}
+	if (f & SOFTRC_OPF_ATOMIC_WRITE) {
+		/* 8 bytes, an aligned word (IBTA 1.5 A19.4) */
+		p->va &= ~7ull;
+		p->payload_len = SOFTRC_ATOMIC_WRITE_BYTES;
+		p->dma_len = SOFTRC_ATOMIC_WRITE_BYTES;
+	}
 	if (f & SOFTRC_H_ATMETH) {
 		p->va &= ~7ull;
 		p->swap_add = rnd();
@@ -190,7 +196,7 @@ TEST(parse_roundtrip_all_opcodes)
 			n++;
 		}
 	}
-	EXPECT_EQ(23 * 200, n);
+	EXPECT_EQ(24 * 200, n);
 }
 
 /* parse -> build gives back the same header bytes */
@@ -432,6 +438,8 @@ TEST(reject_bad_opcode)
 	pkt_buf[0] = 0x15;
 	EXPECT_EQ(SOFTRC_PARSE_BAD_OPCODE, parse_len(len, PMTU, &out));
 	for (code = 0x18; code <= 0x1f; code++) {
+		if (code == SOFTRC_OP_ATOMIC_WRITE)
+			continue;
 		pkt_buf[0] = code;
 		EXPECT_EQ(SOFTRC_PARSE_BAD_OPCODE, parse_len(len, PMTU, &out));
 	}

@@ -259,7 +259,11 @@ TEST(vectors_coverage)
 		}
 	}
 	for (i = 0; i < SOFTRC_OPCODE_NR; i++) {
-		EXPECT_EQ(!!softrc_opcode_get(i), op_seen[i])
+		/* the trace's rxe (Linux 6.1) predates ATOMIC WRITE (6.2) */
+		bool in_trace = softrc_opcode_get(i) &&
+				i != SOFTRC_OP_ATOMIC_WRITE;
+
+		EXPECT_EQ(in_trace, op_seen[i])
 			TH_LOG("opcode 0x%02x", i);
 		ops += op_seen[i];
 	}

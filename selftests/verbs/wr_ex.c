@@ -9,6 +9,14 @@
  * over RoCE v2. Every byte moved, every atomic's original value and every
  * completion field the CQ was asked for are checked.
  *
+ * ATOMIC WRITE (IBTA 1.5, ibv_wr_atomic_write): the 8 bytes land as one
+ * word, the send completion is IBV_WC_ATOMIC_WRITE, the device reports
+ * IB_UVERBS_DEVICE_ATOMIC_WRITE in device_cap_flags_ex, and a misaligned
+ * target or a bad R_Key fail the WR (REM_INV_REQ_ERR / REM_ACCESS_ERR,
+ * as rxe answers them). A device without the capability (rxe of Linux
+ * 6.1) skips those tests, unless WR_EX_ATOMIC_WRITE=1 says it must have
+ * it (softrc).
+ *
  * Usage: wr_ex DEV_A GID_INDEX_A DEV_B GID_INDEX_B
  * Prints KTAP; exits non-zero if a test failed.
  */
@@ -68,7 +76,11 @@ struct cqe {
 		  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND | \
 		  IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
 		  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+		  IBV_QP_EX_WITH_ATOMIC_WRITE)
+
+/* IB_UVERBS_DEVICE_ATOMIC_WRITE: rdma-core 44's verbs.h does not name it */
+#define DEV_CAP_ATOMIC_WRITE	(1ULL << 40)
 
 static void read_cqe(struct ibv_cq_ex *cq, struct cqe *e)
 {
@@ -550,6 +562,127 @@ static void test_sqd(void)
 		   "sqd: the waiting WRITE landed");
 }
 
+static bool have_atomic_write;
+
+/* query_device_ex reports the ATOMIC WRITE capability (bit 40). */
+static void test_atomic_write_cap(void)
+{
+	struct ibv_device_attr_ex attr;
+	const char *want = getenv("WR_EX_ATOMIC_WRITE");
+	int err;
+
+	memset(&attr, 0, sizeof(attr));
+	err = ibv_query_device_ex(A.ctx, NULL, &attr);
+	ok(!err, "atomic write: ibv_query_device_ex (%d)", err);
+	have_atomic_write = !err &&
+			    (attr.device_cap_flags_ex & DEV_CAP_ATOMIC_WRITE);
+	if (want && !strcmp(want, "1"))
+		ok(have_atomic_write,
+		   "atomic write: device_cap_flags_ex 0x%llx has bit 40 (IB_UVERBS_DEVICE_ATOMIC_WRITE)",
+		   (unsigned long long)attr.device_cap_flags_ex);
+	else if (!have_atomic_write)
+		ktap_skip("device without ATOMIC WRITE",
+			  "atomic write: device_cap_flags_ex 0x%llx",
+			  (unsigned long long)attr.device_cap_flags_ex);
+}
+
+/*
+ * Two ATOMIC WRITEs in a batch, the first unsignaled, then a READ of the
+ * words back: the 8 bytes as posted (librxe copies them into the WQE, so
+ * changing the source after posting changes nothing), the neighbours
+ * untouched, one IBV_WC_ATOMIC_WRITE completion of 8 bytes.
+ */
+static void test_atomic_write(void)
+{
+	uint64_t *t = (uint64_t *)(B.buf + ATOM_OFF + 256);
+	uint64_t v1 = 0x1122334455667788ull, v2 = 0x8877665544332211ull;
+	uint8_t bytes[8];
+
+	if (!have_atomic_write) {
+		ktap_skip("device without ATOMIC WRITE", "atomic write: data");
+		return;
+	}
+	t[-1] = t[0] = t[1] = t[2] = 0xa5a5a5a5a5a5a5a5ull;
+	ibv_wr_start(A.qpx);
+	A.qpx->wr_flags = 0;
+	A.qpx->wr_id = 20;
+	ibv_wr_atomic_write(A.qpx, B.mr->rkey, addr_of(&B, ATOM_OFF + 256), &v1);
+	A.qpx->wr_flags = IBV_SEND_SIGNALED;
+	A.qpx->wr_id = 21;
+	ibv_wr_atomic_write(A.qpx, B.mr->rkey, addr_of(&B, ATOM_OFF + 264), &v2);
+	ok(ibv_wr_complete(A.qpx) == 0, "atomic write: ibv_wr_complete");
+	memcpy(bytes, &v1, 8);
+	v1 = v2 = 0;
+	if (!expect_send_cqe("atomic write", 21, IBV_WC_ATOMIC_WRITE, 8))
+		return;
+	ok(!memcmp(&t[0], bytes, 8) &&
+	   t[1] == 0x8877665544332211ull && t[-1] == 0xa5a5a5a5a5a5a5a5ull &&
+	   t[2] == 0xa5a5a5a5a5a5a5a5ull,
+	   "atomic write: both words landed as posted (%016llx %016llx), neighbours untouched",
+	   (unsigned long long)t[0], (unsigned long long)t[1]);
+	ok(cq_quiet(A.cq, 0.2), "atomic write: the unsignaled one completed silently");
+}
+
+/* Back to RTS from ERROR: both QPs through RESET, the CQ emptied. */
+static bool reconnect(const char *what)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct cqe e = { 0 };
+
+	if (ibv_modify_qp(A.qp, &a, IBV_QP_STATE) ||
+	    ibv_modify_qp(B.qp, &a, IBV_QP_STATE))
+		return ok(false, "%s: QPs to RESET", what);
+	while (poll_n(A.cq, &e, 1, 0.1) == 1)
+		;
+	while (poll_n(B.cq, &e, 1, 0.1) == 1)
+		;
+	return ok(!connect_qp(&A, &B) && !connect_qp(&B, &A),
+		  "%s: reconnected", what);
+}
+
+/* One ATOMIC WRITE that must fail with @want (and no byte may land). */
+static void atomic_write_fails(const char *what, uint32_t rkey, uint64_t off,
+			       enum ibv_wc_status want)
+{
+	uint64_t v = 0x0123456789abcdefull, before[2] = { 0 };
+	bool inside = off + 16 <= BUF_BYTES;
+	struct cqe e = { 0 };
+	int n;
+
+	if (inside)
+		memcpy(before, B.buf + (off & ~7ull), 16);
+	ibv_wr_start(A.qpx);
+	A.qpx->wr_flags = IBV_SEND_SIGNALED;
+	A.qpx->wr_id = 30;
+	ibv_wr_atomic_write(A.qpx, rkey, addr_of(&B, off), &v);
+	ok(ibv_wr_complete(A.qpx) == 0, "%s: ibv_wr_complete", what);
+	n = poll_n(A.cq, &e, 1, 30);
+	ok(n == 1 && e.wr_id == 30 && e.status == want,
+	   "%s: %d completion, wr_id %llu status %d (want %d)", what, n,
+	   (unsigned long long)e.wr_id, e.status, want);
+	if (inside)
+		ok(!memcmp(before, B.buf + (off & ~7ull), 16),
+		   "%s: target untouched", what);
+}
+
+/* After test_bad_rkey: each error puts the QP in ERROR, so reconnect. */
+static void test_atomic_write_errors(void)
+{
+	if (!have_atomic_write) {
+		ktap_skip("device without ATOMIC WRITE", "atomic write: errors");
+		return;
+	}
+	if (reconnect("atomic write misaligned"))
+		atomic_write_fails("atomic write misaligned", B.mr->rkey,
+				   ATOM_OFF + 512 + 4, IBV_WC_REM_INV_REQ_ERR);
+	if (reconnect("atomic write bad rkey"))
+		atomic_write_fails("atomic write bad rkey", B.mr->rkey ^ 0x5a5a00,
+				   ATOM_OFF + 512, IBV_WC_REM_ACCESS_ERR);
+	if (reconnect("atomic write past the MR"))
+		atomic_write_fails("atomic write past the MR", B.mr->rkey,
+				   BUF_BYTES, IBV_WC_REM_ACCESS_ERR);
+}
+
 /* Last: a bad rkey fails the WR and flushes the next one. */
 static void test_bad_rkey(void)
 {
@@ -606,7 +739,10 @@ int main(int argc, char **argv)
 	test_atomics();
 	test_batch();
 	test_abort();
+	test_atomic_write_cap();
+	test_atomic_write();
 	test_sqd();
 	test_bad_rkey();
+	test_atomic_write_errors();
 	return ktap_done();
 }

@@ -59,7 +59,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd -P)
 rm -rf "$out/mod" "$out/kmod"
 mkdir -p "$out/mod/tools/setup" "$out/kmod"
-rsync -a --exclude='*.mod.c' --include='*/' --include='*.[ch]' --include=Kbuild \
+rsync -a --exclude='*.mod.c' --exclude=softrc_probes.h --include='*/' --include='*.[ch]' --include='*.mk' --include=Kbuild \
 	--include=Makefile --exclude='*' Kbuild drivers include "$out/mod/"
 cp tools/setup/version.sh "$out/mod/tools/setup/"
 tools/setup/version.sh >"$out/mod/VERSION"

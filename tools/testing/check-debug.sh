@@ -57,7 +57,7 @@ took "debug kernel (build or cache)" "$t"
 t=$(stamp)
 rm -rf "$out/mod" "$out/kmod"
 mkdir -p "$out/mod" "$out/kmod"
-rsync -a --exclude='*.mod.c' --include='*/' --include='*.[ch]' --include='*.mk' --include=Kbuild \
+rsync -a --exclude='*.mod.c' --exclude=softrc_probes.h --include='*/' --include='*.[ch]' --include='*.mk' --include=Kbuild \
 	--include=Makefile --exclude='*' Kbuild drivers include "$out/mod/" || exit 1
 rsync -a --exclude='*.mod.c' --include='*.[ch]' --include=Makefile --exclude='*' \
 	selftests/verbs/kmod/ "$out/kmod/" || exit 1

@@ -35,6 +35,7 @@ static int ct_mr_check(void *ctx, u32 rkey, u64 va, u32 len, u32 access,
 
 	t->mr_checks++;
 	t->last_check_len = len;
+	t->last_check_access = access;
 	if (t->mr_fail || t->npin == CT_MAX)
 		return -1;
 	t->pin[t->npin].rkey = rkey;
@@ -101,6 +102,20 @@ static int ct_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
 	t->mem = cmp_swap ? (v == compare ? swap_add : v) : v + swap_add;
 	t->natomic++;
 	*orig = v;
+	return 0;
+}
+
+/* records the store (the test packets carry no bytes) */
+static int ct_atomic_write(void *ctx, void *pin, u64 va, void *rx, u32 pkt_off)
+{
+	struct ct *t = ctx;
+	const struct ct_pin *p = pin;
+
+	if (t->atomic_fail || !p || !p->held || p->gone)
+		return SOFTRC_E_MEM;
+	t->natomic_write++;
+	t->aw_va = va;
+	t->aw_off = pkt_off;
 	return 0;
 }
 
@@ -194,6 +209,7 @@ static const struct softrc_core_ops ct_ops = {
 	.place_grh = ct_place_grh,
 	.atomic = ct_atomic,
 	.atomic_result = ct_atomic_result,
+	.atomic_write = ct_atomic_write,
 	.invalidate = ct_invalidate,
 	.local = ct_local,
 	.complete = ct_complete,
@@ -266,7 +282,7 @@ struct softrc_pkt ct_req(u8 opcode, u32 psn, u32 payload_len, bool ackreq)
 	p.ackreq = ackreq;
 	p.rkey = 0x77;
 	p.va = 0x10000;
-	if (p.op && (p.op->flags & SOFTRC_OPF_ATOMIC))
+	if (p.op && (p.op->flags & (SOFTRC_OPF_ATOMIC | SOFTRC_OPF_ATOMIC_WRITE)))
 		p.dma_len = 8;
 	return p;
 }

@@ -59,10 +59,14 @@ struct ct {
 	int mr_checks;
 	int mr_fail;		/* mr_check answers error while set */
 	u32 last_check_len;
+	u32 last_check_access;	/* SOFTRC_ACCESS_* the last check asked for */
 	u64 mem;		/* the 8-byte cell atomics work on */
 	int natomic;
 	u64 atomic_result;
 	int nresult;
+	int natomic_write;	/* ops->atomic_write stores ... */
+	u64 aw_va;		/* ... the last one's VA and packet offset */
+	u32 aw_off;
 	u32 inval[16];
 	int ninval;
 	u32 local_slot[16];	/* send slots ops->local ran, in order */
@@ -74,7 +78,7 @@ struct ct {
 	int pins;		/* ... not yet put (0 after every scenario) */
 	int bad_puts;		/* puts of a pin not held (must stay 0) */
 	bool place_fail;	/* ops->place fails (SOFTRC_E_MEM) while set */
-	bool atomic_fail;	/* ops->atomic fails while set */
+	bool atomic_fail;	/* ops->atomic and ops->atomic_write fail */
 	bool result_fail;	/* ops->atomic_result fails while set */
 	bool gather_fail;	/* xmit of send WQE payload fails while set */
 	int xmit_fails;		/* xmit calls answered SOFTRC_E_MEM */

@@ -389,6 +389,26 @@ static int sim_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
 	return 0;
 }
 
+/* ATOMIC WRITE: the 8 payload bytes into the word, in one piece */
+static int sim_atomic_write(void *ctx, void *pin, u64 va, void *rx,
+			    u32 pkt_off)
+{
+	struct sim_ep *ep = ctx;
+	struct sim_mr *mr = pin;
+	struct softrc_buf b = {
+		.kind = SOFTRC_BUF_MR, .rkey = mr->rkey, .addr = va, .len = 8,
+		.pin = pin,
+	};
+	u8 *p = sim_buf_ptr(ep, &b);
+
+	if (va & 7)
+		sim_violation(ep->sim, "atomic write unaligned", va, 0);
+	memcpy(p, (u8 *)rx + pkt_off, 8);
+	sim_touch(ep, p, 8);
+	ep->atomic_writes++;
+	return 0;
+}
+
 static int sim_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	struct sim_ep *ep = ctx;
@@ -479,6 +499,7 @@ static const struct softrc_core_ops sim_ops = {
 	.place = sim_place,
 	.atomic = sim_atomic,
 	.atomic_result = sim_atomic_result,
+	.atomic_write = sim_atomic_write,
 	.invalidate = sim_invalidate,
 	.complete = sim_complete,
 	.timer = sim_timer,

@@ -70,6 +70,7 @@ struct sim_ep {
 	u32 ninval, inval_cap;
 	u32 nrecv_posted;
 	u64 atomics;			/* atomics executed */
+	u64 atomic_writes;		/* ATOMIC WRITEs stored */
 	u64 pins;			/* mr_check pins not yet put */
 	u64 placed;			/* bytes placed into memory */
 	bool errored;

@@ -11,8 +11,8 @@
  *  - random retry_cnt / rnr_retry; RNR retries counted exactly, no
  *    request during an RNR wait, no timer below its IBTA minimum on
  *    exact time while the glue clock is coarse (checked in sim.c);
- *  - placed bytes equal sent bytes (SEND, WRITE, READ), atomics return
- *    the original value and change the cell as specified;
+ *  - placed bytes equal sent bytes (SEND, WRITE, READ, ATOMIC WRITE),
+ *    atomics return the original value and change the cell as specified;
  *  - every memory byte is written at most once (SEND/WRITE/ATOMIC and
  *    READ data executed exactly once, never re-placed by a duplicate);
  *  - receive completions match the peer's receive-consuming WRs in order
@@ -66,7 +66,7 @@ static const u8 scn_ops[] = {
 	SOFTRC_WR_SEND, SOFTRC_WR_SEND_WITH_IMM, SOFTRC_WR_SEND_WITH_INV,
 	SOFTRC_WR_RDMA_WRITE, SOFTRC_WR_RDMA_WRITE_WITH_IMM,
 	SOFTRC_WR_RDMA_READ, SOFTRC_WR_ATOMIC_CMP_AND_SWP,
-	SOFTRC_WR_ATOMIC_FETCH_AND_ADD,
+	SOFTRC_WR_ATOMIC_FETCH_AND_ADD, SOFTRC_WR_ATOMIC_WRITE,
 };
 
 static u64 scn_alloc(struct scn *s, int ep, u32 len)
@@ -107,7 +107,9 @@ static void scn_gen_wr(struct scn *s, struct scn_wr *w, bool bidir, bool big,
 	w->src = bidir ? (int)(sim_rand(sim) & 1) : 0;
 	dst = !w->src;
 	w->wr.opcode = scn_ops[sim_rand(sim) % ARRAY_SIZE(scn_ops)];
-	len = softrc_wr_is_atomic(w->wr.opcode) ? 8 : scn_len(sim, total, big);
+	len = softrc_wr_is_atomic(w->wr.opcode) ||
+	      w->wr.opcode == SOFTRC_WR_ATOMIC_WRITE ? 8 :
+	      scn_len(sim, total, big);
 	w->wr.length = len;
 	w->wr.wr_id = s->nper[w->src];
 	w->local_off = scn_alloc(s, w->src, len ? len : 8);
@@ -284,7 +286,8 @@ static void scn_start(struct scn *s, const struct softrc_core_attr *attr,
 			struct scn_wr *w = &s->w[s->recv_of[e][i]];
 
 			if (late && sim_rand(sim) % 2) {
-				t += sim_rand(sim) % 200000;
+				/* never 0: then a later receive would be posted first */
+				t += 1 + sim_rand(sim) % 200000;
 				sim_post_recv_at(sim, e, t, i, w->recv_len,
 						 w->recv_off);
 			} else if (t) {
@@ -400,6 +403,13 @@ static int scn_check_data(struct scn *s, struct scn_wr *w, char *why, size_t len
 		    !scn_once(dst->touch + w->remote_off, 8))
 			return scn_fail(why, len,
 					"ATOMIC wr %llu result", (unsigned long long)w->wr.wr_id);
+		break;
+	case SOFTRC_WR_ATOMIC_WRITE:
+		/* the 8 bytes as posted, stored once (a duplicate never) */
+		if (!scn_eq(dst->mem + w->remote_off, src->mem + w->local_off, 8) ||
+		    !scn_once(dst->touch + w->remote_off, 8))
+			return scn_fail(why, len, "ATOMIC WRITE wr %llu data",
+					(unsigned long long)w->wr.wr_id);
 		break;
 	default:
 		break;

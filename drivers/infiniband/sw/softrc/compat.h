@@ -55,6 +55,18 @@ static inline struct ib_udata *softrc_create_cq_udata(struct ib_udata *udata)
 }
 #endif
 
+/*
+ * ATOMIC WRITE in the kernel's verbs: where enum ib_wr_opcode and
+ * ib_wc_opcode name it, a kernel ULP may post it; elsewhere (6.1, whose
+ * IB_WC_* value 9 is IB_WC_MASKED_COMP_SWAP) only user QPs do, with the
+ * uverbs values of include/softrc/abi.h.
+ */
+#ifdef HAVE_IB_ATOMIC_WRITE
+#define SOFTRC_KERNEL_HAS_ATOMIC_WRITE	1
+#else
+#define SOFTRC_KERNEL_HAS_ATOMIC_WRITE	0
+#endif
+
 /* A UDP socket's multicast loop off (IPv4, and IPv6 where built in). */
 static inline void softrc_sock_no_mc_loop(struct sock *sk, bool ipv6)
 {

@@ -433,6 +433,31 @@ static int softrc_glue_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
 	return SOFTRC_E_MEM;
 }
 
+/* ATOMIC WRITE: the packet's 8 payload bytes, stored as one word. */
+static int softrc_glue_atomic_write(void *ctx, void *pin, u64 va, void *rx,
+				    u32 pkt_off)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	struct softrc_rx *r = rx;
+	struct softrc_mr *mr;
+	int err = -EFAULT;
+	u64 value;
+
+	if (softrc_skb_copy_bits(r->skb, r->bth_off + pkt_off, &value,
+				 sizeof(value)))
+		goto out;
+	mr = softrc_pin_enter(pin);
+	if (mr) {
+		err = softrc_mr_atomic_write(mr, va, value);
+		softrc_mr_put(mr);
+	}
+out:
+	if (!err)
+		return 0;
+	softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+	return SOFTRC_E_MEM;
+}
+
 static int softrc_glue_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
@@ -499,6 +524,10 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 		.opcode = cqe->opcode,
 		.byte_len = cqe->byte_len,
 	};
+
+	/* the kernel's REG_MR value moved (8 on 6.1, 10 from 6.2 on) */
+	if (cqe->opcode == SOFTRC_WC_REG_MR)
+		e.opcode = IB_WC_REG_MR;
 
 	/* the slot is free: its SGEs' pins go (an unsignaled one's at reuse) */
 	if (cqe->flags & SOFTRC_CQE_RECV)
@@ -592,6 +621,7 @@ const struct softrc_core_ops softrc_glue_ops = {
 	.place_grh = softrc_glue_place_grh,
 	.atomic = softrc_glue_atomic,
 	.atomic_result = softrc_glue_atomic_result,
+	.atomic_write = softrc_glue_atomic_write,
 	.invalidate = softrc_glue_invalidate,
 	.local = softrc_glue_local,
 	.complete = softrc_glue_complete,

@@ -591,6 +591,42 @@ int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 	return 0;
 }
 
+/**
+ * softrc_mr_atomic_write() - ATOMIC WRITE: store @value at @va in one piece
+ * @mr:		a checked MR (with IB_ACCESS_REMOTE_WRITE)
+ * @va:		8-byte aligned MR address
+ * @value:	the 8 bytes as they came (stored as they are)
+ *
+ * One 64-bit store with release order (IBTA 1.5 A19.4: after every
+ * earlier placement of the QP), so no reader of the word, CPU or softrc
+ * atomic, ever sees part of it.
+ *
+ * Return: 0, or -EINVAL if @va is unaligned or outside the MR.
+ */
+int softrc_mr_atomic_write(struct softrc_mr *mr, u64 va, u64 value)
+{
+	unsigned long idx;
+	atomic64_t *word;
+	void *addr;
+	u32 off;
+
+	if ((va & 7) || !softrc_mr_in_bounds(mr, va, 8))
+		return -EINVAL;
+	if (mr->is_dma || mr->is_fast) {
+		addr = NULL;
+		word = mr->is_fast ? softrc_mr_fast_addr(mr, va, &off) :
+				     (atomic64_t *)(uintptr_t)va;
+	} else {
+		softrc_mr_locate(mr, va, &idx, &off);
+		addr = kmap_local_page(mr->pages[idx]);
+		word = addr + off;
+	}
+	atomic64_set_release(word, (s64)value);
+	if (addr)
+		kunmap_local(addr);
+	return 0;
+}
+
 static struct softrc_mr *softrc_mr_alloc(struct ib_pd *ibpd, int access)
 {
 	struct softrc_mr *mr;

@@ -239,6 +239,7 @@ int softrc_mr_page(struct softrc_mr *mr, u64 va, struct page **page,
 		   u32 *page_off, u32 *len);
 int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 		     u64 compare, u64 *orig);
+int softrc_mr_atomic_write(struct softrc_mr *mr, u64 va, u64 value);
 int softrc_rkey_get(struct softrc_dev *sdev, u32 rkey,
 		    struct softrc_mem_win *win);
 int softrc_win_check(const struct softrc_mem_win *win, struct ib_pd *pd,

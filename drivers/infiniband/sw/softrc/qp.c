@@ -25,6 +25,7 @@
 #include <rdma/rdma_user_rxe.h>
 #include <rdma/uverbs_ioctl.h>
 
+#include "compat.h"
 #include "qp.h"
 #include "net.h"
 #include "queue.h"
@@ -594,6 +595,13 @@ static bool softrc_wr_opcode_ok(const struct softrc_qp *qp, u32 opcode)
 	case IB_WR_SEND_WITH_INV:
 		/* UC has no responder resources and no invalidation */
 		return !uc;
+	case SOFTRC_ABI_WR_ATOMIC_WRITE:
+		/*
+		 * RC only; a kernel ULP only where the kernel names it
+		 * (compat.h): on 6.1 its completion opcode would be
+		 * IB_WC_MASKED_COMP_SWAP's value
+		 */
+		return !uc && (qp->is_user || SOFTRC_KERNEL_HAS_ATOMIC_WRITE);
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_SEND:
@@ -625,16 +633,19 @@ static u8 softrc_wc_opcode(u32 wr_opcode)
 		return IB_WC_BIND_MW;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case SOFTRC_ABI_WR_ATOMIC_WRITE:
+		return SOFTRC_ABI_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}
 }
 
+/* Sends local bytes (gathered, or inline): no local write access needed. */
 static bool softrc_wr_is_inline_op(u32 opcode)
 {
 	return opcode == IB_WR_RDMA_WRITE || opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
 	       opcode == IB_WR_SEND || opcode == IB_WR_SEND_WITH_IMM ||
-	       opcode == IB_WR_SEND_WITH_INV;
+	       opcode == IB_WR_SEND_WITH_INV || opcode == SOFTRC_ABI_WR_ATOMIC_WRITE;
 }
 
 /*
@@ -712,6 +723,12 @@ static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s,
 		s->flags &= ~IB_SEND_INLINE;
 		return 0;
 	}
+	/* ATOMIC WRITE takes a responder resource at the peer, like a READ */
+	if (op == SOFTRC_ABI_WR_ATOMIC_WRITE && !qp->attr.max_rd_atomic)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (op == SOFTRC_ABI_WR_ATOMIC_WRITE && (s->flags & IB_SEND_INLINE) &&
+	    s->wr.length != SOFTRC_ATOMIC_WRITE_BYTES)
+		return IB_WC_LOC_LEN_ERR;
 	if (s->flags & IB_SEND_INLINE) {
 		if (!softrc_wr_is_inline_op(op))
 			return IB_WC_LOC_QP_OP_ERR;
@@ -731,6 +748,9 @@ static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s,
 		if (!qp->attr.max_rd_atomic)
 			return IB_WC_LOC_QP_OP_ERR;
 	}
+	/* the 8 bytes, gathered (an unaligned VA is the responder's to NAK) */
+	if (op == SOFTRC_ABI_WR_ATOMIC_WRITE && len != SOFTRC_ATOMIC_WRITE_BYTES)
+		return IB_WC_LOC_LEN_ERR;
 	if (op == IB_WR_RDMA_READ && !qp->attr.max_rd_atomic)
 		return IB_WC_LOC_QP_OP_ERR;
 	if (softrc_sges_pin(qp, s->sge, s->num_sge,
@@ -860,10 +880,16 @@ static void softrc_swr_from_ib(struct softrc_qp *qp, struct softrc_swr *s,
 	s->flags = wr->send_flags;
 	s->sge = wr->sg_list;
 	s->num_sge = wr->num_sge;
-	switch (wr->opcode) {
+	/* u32: SOFTRC_ABI_WR_ATOMIC_WRITE is no 6.1 enum ib_wr_opcode value */
+	switch ((u32)wr->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
+	case SOFTRC_ABI_WR_ATOMIC_WRITE:
+		/*
+		 * ATOMIC WRITE from a ULP: an ib_rdma_wr naming the target,
+		 * the 8 bytes in its SGEs (or inline), as an RDMA WRITE's
+		 */
 		s->wr.remote_addr = rdma_wr(wr)->remote_addr;
 		s->wr.rkey = rdma_wr(wr)->rkey;
 		break;
@@ -983,6 +1009,16 @@ static void softrc_swr_from_user(struct softrc_qp *qp, struct softrc_swr *s,
 	if (s->opcode == IB_WR_SEND_WITH_INV)
 		s->wr.inv_rkey = u->wr.ex.invalidate_rkey;
 	s->inv_rkey = u->wr.ex.invalidate_rkey;
+	/*
+	 * librxe's ATOMIC WRITE keeps its 8 bytes in the WQE's inline area
+	 * (rxe's dma.atomic_wr, which 6.1's rdma_user_rxe.h does not name),
+	 * whatever the flags say; the WQE is at least an SGE larger than
+	 * struct rxe_send_wqe, so they are within the copy.
+	 */
+	if (s->opcode == SOFTRC_ABI_WR_ATOMIC_WRITE) {
+		s->flags |= IB_SEND_INLINE;
+		s->num_sge = 0;
+	}
 	if (s->flags & IB_SEND_INLINE) {
 		/* validated against max_inline in softrc_swr_check */
 		s->wr.length = u->dma.length;

@@ -13,6 +13,7 @@
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <softrc/abi.h>
 
 #undef pr_fmt
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -10,9 +10,11 @@
 #include <linux/ethtool.h>
 #include <net/addrconf.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_pack.h>
 #include <rdma/ib_sysfs.h>
 #include <rdma/rdma_user_rxe.h>
 
+#include "compat.h"
 #include "softrc.h"
 #include "net.h"
 #include "qp.h"
@@ -25,6 +27,16 @@
 
 /* rdma-core's librxe accepts exactly this uverbs ABI (kernel rxe's value). */
 #define SOFTRC_UVERBS_ABI_VERSION 2
+
+/* softrc's uverbs values are the kernel's where its headers have them. */
+#if SOFTRC_KERNEL_HAS_ATOMIC_WRITE
+static_assert(SOFTRC_ABI_WR_ATOMIC_WRITE == IB_WR_ATOMIC_WRITE);
+static_assert(SOFTRC_ABI_WC_ATOMIC_WRITE == IB_WC_ATOMIC_WRITE);
+static_assert(SOFTRC_ABI_DEVICE_ATOMIC_WRITE == IB_DEVICE_ATOMIC_WRITE);
+static_assert(SOFTRC_ABI_WR_ATOMIC_WRITE == IB_UVERBS_WR_ATOMIC_WRITE);
+static_assert(SOFTRC_ABI_WC_ATOMIC_WRITE == IB_UVERBS_WC_ATOMIC_WRITE);
+static_assert((int)SOFTRC_OP_ATOMIC_WRITE == (int)IB_OPCODE_RC_ATOMIC_WRITE);
+#endif
 
 static int softrc_query_device(struct ib_device *ibdev,
 			       struct ib_device_attr *attr,
@@ -55,7 +67,8 @@ static int softrc_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 SOFTRC_ABI_DEVICE_ATOMIC_WRITE;
 	/*
 	 * pd->local_dma_lkey is the device's (0: no MR index is 0), so the
 	 * core creates no whole-address-space DMA MR per kernel PD; kernel

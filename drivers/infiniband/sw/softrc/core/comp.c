@@ -13,7 +13,10 @@
  * or an AETH MSN covers its SSN; a READ/ATOMIC only once its response is
  * complete, and nothing behind it may pass it. An ACK or response whose
  * PSN lies past an unanswered READ/ATOMIC means that response was lost:
- * implied NAK, go back to it.
+ * implied NAK, go back to it. An ATOMIC_WRITE (IBTA 1.5) retires like a
+ * WRITE (an ACK, NAK or response past it, or the MSN, says the responder
+ * executed it) or by its own response, a zero-length READ RESPONSE ONLY
+ * at its PSN (rxe's answer); it holds one of max_rd_atomic until then.
  */
 #include "qp.h"
 
@@ -35,9 +38,24 @@ u8 softrc_wc_opcode_of(u8 wr_opcode)
 		return SOFTRC_WC_BIND_MW;
 	case SOFTRC_WR_REG_MR:
 		return SOFTRC_WC_REG_MR;
+	case SOFTRC_WR_ATOMIC_WRITE:
+		return SOFTRC_WC_ATOMIC_WRITE;
 	default:
 		return SOFTRC_WC_SEND;
 	}
+}
+
+/*
+ * @w is done (answered, acknowledged or failed): a started WQE that took
+ * a responder resource gives its share of max_rd_atomic back, once.
+ */
+static void softrc_comp_wqe_done(struct softrc_core_qp *qp,
+				 struct softrc_send_wqe *w)
+{
+	if (w->state == SOFTRC_WQE_ACTIVE && softrc_wr_takes_res(w->wr.opcode) &&
+	    qp->req.rd_out)
+		qp->req.rd_out--;
+	w->state = SOFTRC_WQE_DONE;
 }
 
 /*
@@ -51,10 +69,7 @@ static void softrc_comp_complete_head(struct softrc_core_qp *qp, u8 status)
 	struct softrc_cqe cqe;
 	u32 slot = softrc_sq_slot(qp, req->head);
 
-	if (w->state != SOFTRC_WQE_DONE && softrc_wr_is_rd_atomic(w->wr.opcode) &&
-	    w->state == SOFTRC_WQE_ACTIVE && req->rd_out)
-		req->rd_out--;
-	w->state = SOFTRC_WQE_DONE;
+	softrc_comp_wqe_done(qp, w);
 	req->head++;
 	if (status == SOFTRC_WC_SUCCESS)
 		status = w->status;
@@ -89,7 +104,7 @@ void softrc_comp_retire(struct softrc_core_qp *qp)
 			/* the responder completed it: MSN covers its SSN */
 			u32 end = softrc_psn_add(softrc_wqe_last_psn(w), 1);
 
-			w->state = SOFTRC_WQE_DONE;
+			softrc_comp_wqe_done(qp, w);
 			if (softrc_psn_gt(end, req->una))
 				req->una = end;
 		}
@@ -136,7 +151,7 @@ static bool softrc_comp_ack_upto(struct softrc_core_qp *qp, u32 limit,
 		}
 		if (!softrc_psn_lt(softrc_wqe_last_psn(w), limit))
 			break;
-		w->state = SOFTRC_WQE_DONE;
+		softrc_comp_wqe_done(qp, w);
 	}
 	if (softrc_psn_gt(limit, req->una))
 		req->una = limit;
@@ -364,7 +379,20 @@ static u32 softrc_comp_first_open(struct softrc_core_qp *qp)
 	return i;
 }
 
-/* READ response or ATOMIC ACK: it also acknowledges everything before. */
+/*
+ * ATOMIC_WRITE's own answer: a READ RESPONSE ONLY without payload (rxe
+ * 6.2+, the AETH an ACK); any other response at its PSN is bad.
+ */
+static bool softrc_comp_atomic_write_ok(const struct softrc_pkt *pkt)
+{
+	return pkt->opcode == SOFTRC_OP_RDMA_READ_RESPONSE_ONLY &&
+	       !pkt->payload_len;
+}
+
+/*
+ * READ response, ATOMIC ACK or an ATOMIC_WRITE's response: it also
+ * acknowledges everything before.
+ */
 static void softrc_comp_response(struct softrc_core_qp *qp,
 				 const struct softrc_pkt *pkt, void *rx,
 				 struct softrc_comp_res *res)
@@ -383,11 +411,17 @@ static void softrc_comp_response(struct softrc_core_qp *qp,
 	w = softrc_sq_wqe(qp, idx);
 	if (req->una != pkt->psn || idx == req->tail ||
 	    w->state != SOFTRC_WQE_ACTIVE ||
-	    !softrc_wr_is_rd_atomic(w->wr.opcode)) {
+	    !softrc_wr_takes_res(w->wr.opcode)) {
 		qp->cnt.drop_bad_resp++;
 		return;
 	}
-	if (softrc_wr_is_atomic(w->wr.opcode)) {
+	if (w->wr.opcode == SOFTRC_WR_ATOMIC_WRITE) {
+		if (!softrc_comp_atomic_write_ok(pkt)) {
+			qp->cnt.drop_bad_resp++;
+			return;
+		}
+		err = 0;
+	} else if (softrc_wr_is_atomic(w->wr.opcode)) {
 		if (pkt->opcode != SOFTRC_OP_ATOMIC_ACKNOWLEDGE) {
 			qp->cnt.drop_bad_resp++;
 			return;
@@ -409,10 +443,8 @@ static void softrc_comp_response(struct softrc_core_qp *qp,
 	}
 	w->resp_pkts++;
 	req->una = softrc_psn_add(pkt->psn, 1);
-	if (w->resp_pkts == w->npkts) {
-		w->state = SOFTRC_WQE_DONE;
-		req->rd_out--;
-	}
+	if (w->resp_pkts == w->npkts)
+		softrc_comp_wqe_done(qp, w);
 }
 
 /*

@@ -236,11 +236,28 @@ static bool softrc_syndrome_ok(u8 syndrome)
 	}
 }
 
+/*
+ * ATOMIC WRITE (IBTA 1.5 A19.4; oA19-28): exactly 8 bytes of payload,
+ * no pad, a RETH DMA length of 8, at a naturally aligned address (an
+ * atomic, like the AtomicETH ones: the same reject).
+ */
+static int softrc_check_atomic_write(const struct softrc_pkt *pkt)
+{
+	if (pkt->payload_len != SOFTRC_ATOMIC_WRITE_BYTES || pkt->padcnt ||
+	    pkt->dma_len != SOFTRC_ATOMIC_WRITE_BYTES)
+		return SOFTRC_PARSE_ATOMIC_WRITE_LEN;
+	if (pkt->va & 7)
+		return SOFTRC_PARSE_ATOMIC_VA_UNALIGNED;
+	return SOFTRC_PARSE_OK;
+}
+
 static int softrc_check_ext(const struct softrc_pkt *pkt, u32 pmtu)
 {
 	/* atomics address one naturally aligned 64-bit word (§9.4) */
 	if (softrc_pkt_has(pkt, SOFTRC_H_ATMETH) && (pkt->va & 7))
 		return SOFTRC_PARSE_ATOMIC_VA_UNALIGNED;
+	if (softrc_is_req(pkt, SOFTRC_OPF_ATOMIC_WRITE))
+		return softrc_check_atomic_write(pkt);
 	if (softrc_is_req(pkt, SOFTRC_OPF_WRITE) &&
 	    softrc_pkt_has(pkt, SOFTRC_H_RETH))
 		return softrc_check_write(pkt, pmtu);

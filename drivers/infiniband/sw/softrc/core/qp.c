@@ -89,7 +89,7 @@ static int softrc_check_wr(const struct softrc_core_qp *qp,
 		       0 : SOFTRC_E_INVAL;
 	/* UC: no READ, atomics or SEND_WITH_INV (no responder resources) */
 	if (qp->attr.transport == SOFTRC_OPCODE_UC &&
-	    (softrc_wr_is_rd_atomic(wr->opcode) ||
+	    (softrc_wr_takes_res(wr->opcode) ||
 	     wr->opcode == SOFTRC_WR_SEND_WITH_INV))
 		return SOFTRC_E_INVAL;
 	switch (wr->opcode) {
@@ -105,6 +105,7 @@ static int softrc_check_wr(const struct softrc_core_qp *qp,
 		break;
 	case SOFTRC_WR_ATOMIC_CMP_AND_SWP:
 	case SOFTRC_WR_ATOMIC_FETCH_AND_ADD:
+	case SOFTRC_WR_ATOMIC_WRITE:
 		if (!qp->attr.max_rd_atomic || wr->length != 8)
 			return SOFTRC_E_INVAL;
 		break;

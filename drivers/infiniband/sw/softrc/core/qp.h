@@ -88,6 +88,8 @@
 #ifndef SOFTRC_CORE_QP_H
 #define SOFTRC_CORE_QP_H
 
+#include <softrc/abi.h>
+
 #include "pkt.h"
 #include "psn.h"
 
@@ -103,6 +105,8 @@ enum softrc_wr_opcode {
 	SOFTRC_WR_LOCAL_INV		= 7,	/* local: no packet */
 	SOFTRC_WR_BIND_MW		= 8,	/* local: no packet */
 	SOFTRC_WR_SEND_WITH_INV		= 9,
+	/* IBTA 1.5: 8 bytes placed as one 64-bit store; RC only */
+	SOFTRC_WR_ATOMIC_WRITE		= SOFTRC_ABI_WR_ATOMIC_WRITE,
 	SOFTRC_WR_REG_MR		= 0x20,	/* local: no packet */
 	SOFTRC_WR_REFUSED		= 0x21,	/* local: fails in SQ order */
 	SOFTRC_WR_NR
@@ -125,7 +129,11 @@ enum softrc_wc_status {
 	SOFTRC_WC_RNR_RETRY_EXC_ERR	= 13,
 };
 
-/* Completion opcodes; the values are those of enum ib_wc_opcode. */
+/*
+ * Completion opcodes; the values are those of enum ib_wc_opcode (and of
+ * the uverbs ABI: ATOMIC_WRITE is IB_UVERBS_WC_ATOMIC_WRITE, which 6.1's
+ * enum ib_wc_opcode lacks).
+ */
 enum softrc_wc_opcode {
 	SOFTRC_WC_SEND			= 0,
 	SOFTRC_WC_RDMA_WRITE		= 1,
@@ -135,6 +143,7 @@ enum softrc_wc_opcode {
 	SOFTRC_WC_BIND_MW		= 5,
 	SOFTRC_WC_LOCAL_INV		= 6,
 	SOFTRC_WC_REG_MR		= 8,
+	SOFTRC_WC_ATOMIC_WRITE		= SOFTRC_ABI_WC_ATOMIC_WRITE,
 	SOFTRC_WC_RECV			= 128,
 	SOFTRC_WC_RECV_RDMA_WITH_IMM	= 129,
 };
@@ -164,7 +173,9 @@ enum softrc_core_err {
  * @remote_addr: RDMA/atomic target VA
  * @compare_add: CMP_SWAP compare value or FETCH_ADD add value
  * @swap:	CMP_SWAP swap value
- * @length:	total bytes of the local SGEs (8 for atomics)
+ * @length:	total bytes of the local SGEs (8 for atomics and for
+ *		ATOMIC_WRITE, whose 8 bytes are the payload: sent from the
+ *		slot's SGEs like a WRITE's)
  * @rkey:	RDMA/atomic target R_Key
  * @inv_rkey:	SEND_WITH_INV: R_Key the responder invalidates
  * @imm:	immediate data, network order
@@ -238,11 +249,13 @@ enum softrc_res_type {
 	SOFTRC_RES_FREE,
 	SOFTRC_RES_READ,
 	SOFTRC_RES_ATOMIC,
+	SOFTRC_RES_ATOMIC_WRITE,	/* answered: a zero-length READ RESPONSE */
 };
 
 /**
- * struct softrc_rd_res - a responder resource for a READ or ATOMIC:
- * what is needed to answer a duplicate (seed 004 §5.x)
+ * struct softrc_rd_res - a responder resource for a READ, ATOMIC or
+ * ATOMIC WRITE: what is needed to answer a duplicate (seed 004 §5.x; an
+ * ATOMIC WRITE is answered again, never executed again: IBTA 1.5 A19)
  * @type:	enum softrc_res_type
  * @psn:	request PSN
  * @npkts:	response PSNs (1 for an atomic)
@@ -384,6 +397,10 @@ enum softrc_retry_reason {
  *		memory is no longer valid (the engine fails the message).
  * @atomic:	perform the 8-byte atomic at @va through @pin (checked);
  *		*@orig = the original value; 0, or SOFTRC_E_MEM.
+ * @atomic_write: ATOMIC WRITE: store the 8 payload bytes of @rx at byte
+ *		@pkt_off from its BTH to @va (8-byte aligned, checked)
+ *		through @pin as one 64-bit store, ordered after every earlier
+ *		placement; 0, or SOFTRC_E_MEM.
  * @atomic_result: store an ATOMIC's original value into send slot @slot;
  *		0, or SOFTRC_E_MEM.
  * @invalidate:	invalidate @rkey (SEND_WITH_INV); 0 = done.
@@ -418,6 +435,7 @@ struct softrc_core_ops {
 	int (*atomic)(void *ctx, void *pin, u64 va, bool cmp_swap,
 		      u64 swap_add, u64 compare, u64 *orig);
 	int (*atomic_result)(void *ctx, u32 slot, u64 orig);
+	int (*atomic_write)(void *ctx, void *pin, u64 va, void *rx, u32 pkt_off);
 	int (*invalidate)(void *ctx, u32 rkey);
 	u8 (*local)(void *ctx, u32 slot);
 	void (*complete)(void *ctx, const struct softrc_cqe *cqe);
@@ -521,6 +539,7 @@ struct softrc_core_storage {
 	X(dup_requests)		/* duplicate requests answered */	\
 	X(dup_reads)		/* ... of which READs replayed */	\
 	X(dup_atomics)		/* ... of which ATOMICs replayed */	\
+	X(dup_atomic_writes)	/* ... of which ATOMIC WRITEs answered again */ \
 	X(drop_too_old)		/* duplicate READ/ATOMIC without resource */ \
 	X(drop_out_of_seq)	/* future PSN after the one NAK */	\
 	X(drop_dup_resp)	/* stale response at the requester */	\
@@ -799,11 +818,25 @@ static inline u32 softrc_sq_slot(const struct softrc_core_qp *qp, u32 idx)
 	return idx & (qp->st.sq_depth - 1);
 }
 
+/* Answered by a response carrying data: READ and the AtomicETH atomics. */
 static inline bool softrc_wr_is_rd_atomic(u8 opcode)
 {
 	return opcode == SOFTRC_WR_RDMA_READ ||
 	       opcode == SOFTRC_WR_ATOMIC_CMP_AND_SWP ||
 	       opcode == SOFTRC_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * Takes a responder resource at the peer, so it counts in max_rd_atomic
+ * (req.rd_out) and a fence waits for it: the READ/ATOMICs and
+ * ATOMIC_WRITE (IBTA 1.5; rxe counts it the same way). An ATOMIC_WRITE is
+ * acknowledged like a WRITE, though: any ACK covering its PSN completes
+ * it, so no implied NAK stops at it.
+ */
+static inline bool softrc_wr_takes_res(u8 opcode)
+{
+	return softrc_wr_is_rd_atomic(opcode) ||
+	       opcode == SOFTRC_WR_ATOMIC_WRITE;
 }
 
 static inline bool softrc_wr_is_atomic(u8 opcode)

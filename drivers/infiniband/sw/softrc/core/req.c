@@ -150,8 +150,9 @@ static bool softrc_req_has_credit(const struct softrc_core_qp *qp,
 }
 
 /*
- * May the POSTED WQE @w start? Fence waits for every earlier READ/ATOMIC,
- * max_rd_atomic bounds outstanding READ/ATOMIC, credits bound
+ * May the POSTED WQE @w start? Fence waits for every earlier READ/ATOMIC
+ * (ATOMIC_WRITE included), max_rd_atomic bounds outstanding ones (each
+ * takes a responder resource at the peer), credits bound
  * receive-consuming messages. Returns 1 = go, 2 = go as a credit probe,
  * 0 = wait.
  */
@@ -162,7 +163,7 @@ static int softrc_req_may_start(struct softrc_core_qp *qp,
 
 	if ((w->wr.send_flags & SOFTRC_SEND_FENCE) && req->rd_out)
 		return 0;
-	if (softrc_wr_is_rd_atomic(w->wr.opcode) &&
+	if (softrc_wr_takes_res(w->wr.opcode) &&
 	    req->rd_out >= qp->attr.max_rd_atomic)
 		return 0;
 	if (softrc_req_has_credit(qp, w))
@@ -291,6 +292,29 @@ static u32 softrc_req_build_atomic(struct softrc_core_qp *qp,
 }
 
 /*
+ * ATOMIC WRITE (IBTA 1.5 A19.4): RETH and the 8 bytes as payload, from
+ * the slot's SGEs (the glue keeps a user WQE's value there, inline), so a
+ * retransmission sends the same bytes again.
+ */
+static u32 softrc_req_build_atomic_write(struct softrc_core_qp *qp,
+					 struct softrc_send_wqe *w,
+					 struct softrc_pkt *pkt,
+					 struct softrc_buf *pl)
+{
+	softrc_req_pkt_init(qp, pkt, SOFTRC_OP_ATOMIC_WRITE);
+	pkt->va = w->wr.remote_addr;
+	pkt->rkey = w->wr.rkey;
+	pkt->dma_len = SOFTRC_ATOMIC_WRITE_BYTES;
+	pkt->payload_len = SOFTRC_ATOMIC_WRITE_BYTES;
+	pkt->ackreq = true;
+	pl->kind = SOFTRC_BUF_SEND_WQE;
+	pl->slot = softrc_sq_slot(qp, qp->req.cur);
+	pl->addr = 0;
+	pl->len = SOFTRC_ATOMIC_WRITE_BYTES;
+	return 1;
+}
+
+/*
  * R-198: the PSN window is 2^23. The peer's responder takes
  * [epsn - 2^23, epsn) as duplicates, and epsn <= psn_next; our own PSN
  * comparisons are signed 24-bit differences against una. So the span
@@ -323,7 +347,7 @@ static void softrc_req_start(struct softrc_core_qp *qp,
 	w->resp_pkts = 0;
 	req->cur_psn = req->psn_next;
 	req->cur_off = 0;
-	if (softrc_wr_is_rd_atomic(w->wr.opcode))
+	if (softrc_wr_takes_res(w->wr.opcode))
 		req->rd_out++;
 }
 
@@ -358,6 +382,8 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 		used = softrc_req_build_read(qp, w, &pkt);
 	else if (softrc_wr_is_atomic(w->wr.opcode))
 		used = softrc_req_build_atomic(qp, w, &pkt);
+	else if (w->wr.opcode == SOFTRC_WR_ATOMIC_WRITE)
+		used = softrc_req_build_atomic_write(qp, w, &pkt, &pl);
 	else
 		used = softrc_req_build_data(qp, w, &pkt, &pl);
 

@@ -15,7 +15,16 @@
  *  - duplicates [004 §5.x]: SEND/WRITE are acknowledged again without
  *    re-execution or receive WQE consumption; a READ is answered again by
  *    re-reading memory from the duplicate PSN on; an ATOMIC replays the
- *    saved original value; one without its saved resource is dropped;
+ *    saved original value; an ATOMIC WRITE is answered again from its
+ *    resource, never stored again (IBTA 1.5 A19: a newer value may be
+ *    there by now); one without its saved resource is dropped;
+ *  - ATOMIC WRITE (IBTA 1.5, as rxe 6.2+): needs remote write on the QP
+ *    and the R_Key, 8 bytes at an 8-byte aligned VA (the parser checks
+ *    length and alignment), placed by ops->atomic_write as one 64-bit
+ *    store; it takes a responder resource like an ATOMIC, counts in the
+ *    MSN when executed, and is answered by a zero-length READ RESPONSE
+ *    ONLY at its PSN, queued in order with READ responses and ATOMIC
+ *    ACKs;
  *  - MSN counts each new message once: SEND/WRITE at LAST/ONLY, READ and
  *    ATOMIC when validated (early increment) [000, C9-147/148];
  *  - ACKs are coalesced: an AckReq'd (or duplicate) request marks an ACK
@@ -742,6 +751,17 @@ static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
 	softrc_resp_xmit(qp, &pkt, NULL);
 }
 
+/* ATOMIC WRITE's answer (rxe's): READ RESPONSE ONLY, AETH, no payload. */
+static void softrc_resp_atomic_write_reply(struct softrc_core_qp *qp,
+					   const struct softrc_rd_res *res)
+{
+	struct softrc_pkt pkt;
+
+	softrc_resp_pkt_init(qp, &pkt, SOFTRC_OP_RDMA_READ_RESPONSE_ONLY,
+			     res->psn);
+	softrc_resp_xmit(qp, &pkt, NULL);
+}
+
 /*
  * The memory a READ (or its replay) reads is gone: NAK remote access at
  * the response PSN that could not be sent, and enter ERROR.
@@ -805,8 +825,12 @@ u32 softrc_core_tx_resp(struct softrc_core_qp *qp, u32 budget)
 	for (; n < budget && resp->rd_pend; n++) {
 		struct softrc_rd_res *res = &qp->st.res[resp->rd_tx];
 
-		if (res->type == SOFTRC_RES_ATOMIC) {
-			softrc_resp_atomic_reply(qp, res);
+		if (res->type == SOFTRC_RES_ATOMIC ||
+		    res->type == SOFTRC_RES_ATOMIC_WRITE) {
+			if (res->type == SOFTRC_RES_ATOMIC)
+				softrc_resp_atomic_reply(qp, res);
+			else
+				softrc_resp_atomic_write_reply(qp, res);
 			res->sent = true;
 			softrc_resp_rd_next(qp);
 		} else {
@@ -897,6 +921,52 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
 
+/*
+ * ATOMIC WRITE (the parser checked 8 bytes, no pad, aligned VA): remote
+ * write enabled and a resource free, else invalid request; the R_Key
+ * checked for remote write on the word, else remote access; the store,
+ * then the resource that answers it (and its duplicates).
+ */
+static void softrc_resp_atomic_write(struct softrc_core_qp *qp,
+				     const struct softrc_pkt *pkt, void *rx)
+{
+	struct softrc_resp *resp = &qp->resp;
+	struct softrc_rd_res *res;
+	void *pin = NULL;
+	int err;
+	u32 i;
+
+	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_WRITE) ||
+	    !softrc_resp_res_ok(qp)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		return;
+	}
+	if (qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va,
+			      SOFTRC_ATOMIC_WRITE_BYTES,
+			      SOFTRC_ACCESS_REMOTE_WRITE, &pin)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		return;
+	}
+	softrc_resp_ack_before(qp);
+	err = qp->ops->atomic_write(qp->ctx, pin, pkt->va, rx,
+				    pkt->payload_off);
+	qp->ops->key_put(qp->ctx, pin);	/* a duplicate is only answered */
+	if (err) {
+		qp->cnt.mem_errors++;
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		return;
+	}
+	resp->msn = softrc_psn_add(resp->msn, 1);
+	softrc_resp_epsn_add(qp, 1);
+	i = softrc_resp_res_alloc(qp);
+	res = &qp->st.res[i];
+	res->type = SOFTRC_RES_ATOMIC_WRITE;
+	res->psn = pkt->psn;
+	res->npkts = 1;
+	softrc_resp_rd_queue(qp, i, res->psn);
+	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
+}
+
 /* IDLE: only a FIRST or ONLY may open a message. */
 static void softrc_resp_step_idle(struct softrc_core_qp *qp,
 				  const struct softrc_pkt *pkt, void *rx)
@@ -919,6 +989,8 @@ static void softrc_resp_step_idle(struct softrc_core_qp *qp,
 		softrc_resp_start_write(qp, pkt, rx);
 	else if (flags & SOFTRC_OPF_READ)
 		softrc_resp_read(qp, pkt);
+	else if (flags & SOFTRC_OPF_ATOMIC_WRITE)
+		softrc_resp_atomic_write(qp, pkt, rx);
 	else
 		softrc_resp_atomic(qp, pkt);
 }
@@ -1026,14 +1098,18 @@ static void softrc_resp_duplicate(struct softrc_core_qp *qp,
 		qp->resp.ack_pending = true;
 		return;
 	}
-	res = softrc_resp_res_find(qp, flags & SOFTRC_OPF_READ ?
-				   SOFTRC_RES_READ : SOFTRC_RES_ATOMIC, pkt->psn);
+	res = softrc_resp_res_find(qp, flags & SOFTRC_OPF_READ ? SOFTRC_RES_READ :
+				   flags & SOFTRC_OPF_ATOMIC_WRITE ?
+				   SOFTRC_RES_ATOMIC_WRITE : SOFTRC_RES_ATOMIC,
+				   pkt->psn);
 	if (!res) {
 		qp->cnt.drop_too_old++;
 		return;
 	}
 	if (res->type == SOFTRC_RES_ATOMIC)
 		qp->cnt.dup_atomics++;
+	else if (res->type == SOFTRC_RES_ATOMIC_WRITE)
+		qp->cnt.dup_atomic_writes++;	/* answered, not stored again */
 	else
 		qp->cnt.dup_reads++;	/* memory is read again at transmit */
 	softrc_resp_rd_queue(qp, (u32)(res - qp->st.res), pkt->psn);
