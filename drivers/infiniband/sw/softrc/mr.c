@@ -549,6 +549,29 @@ int softrc_mr_page(struct softrc_mr *mr, u64 va, struct page **page,
 	return 0;
 }
 
+/*
+ * The aligned 64-bit word at @va of @mr, mapped: *@addr is the mapping to
+ * kunmap_local() after use (NULL for a DMA or fast-registration MR), or
+ * NULL if @va is unaligned or the word is not inside the MR.
+ */
+static atomic64_t *softrc_mr_word_map(struct softrc_mr *mr, u64 va,
+				      void **addr)
+{
+	unsigned long idx;
+	u32 off;
+
+	*addr = NULL;
+	if ((va & 7) || !softrc_mr_in_bounds(mr, va, 8))
+		return NULL;
+	if (mr->is_fast)
+		return softrc_mr_fast_addr(mr, va, &off);
+	if (mr->is_dma)
+		return (atomic64_t *)(uintptr_t)va;
+	softrc_mr_locate(mr, va, &idx, &off);
+	*addr = kmap_local_page(mr->pages[idx]);
+	return *addr + off;
+}
+
 /**
  * softrc_mr_atomic() - 64-bit compare-and-swap or fetch-and-add at @va
  * @mr:		a checked MR (with IB_ACCESS_REMOTE_ATOMIC)
@@ -566,22 +589,12 @@ int softrc_mr_page(struct softrc_mr *mr, u64 va, struct page **page,
 int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 		     u64 compare, u64 *orig)
 {
-	unsigned long idx;
 	atomic64_t *word;
 	void *addr;
-	u32 off;
 
-	if ((va & 7) || !softrc_mr_in_bounds(mr, va, 8))
+	word = softrc_mr_word_map(mr, va, &addr);
+	if (!word)
 		return -EINVAL;
-	if (mr->is_dma || mr->is_fast) {
-		addr = NULL;
-		word = mr->is_fast ? softrc_mr_fast_addr(mr, va, &off) :
-				     (atomic64_t *)(uintptr_t)va;
-	} else {
-		softrc_mr_locate(mr, va, &idx, &off);
-		addr = kmap_local_page(mr->pages[idx]);
-		word = addr + off;
-	}
 	if (cmp_swap)
 		*orig = atomic64_cmpxchg(word, compare, swap_add);
 	else
@@ -605,22 +618,12 @@ int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
  */
 int softrc_mr_atomic_write(struct softrc_mr *mr, u64 va, u64 value)
 {
-	unsigned long idx;
 	atomic64_t *word;
 	void *addr;
-	u32 off;
 
-	if ((va & 7) || !softrc_mr_in_bounds(mr, va, 8))
+	word = softrc_mr_word_map(mr, va, &addr);
+	if (!word)
 		return -EINVAL;
-	if (mr->is_dma || mr->is_fast) {
-		addr = NULL;
-		word = mr->is_fast ? softrc_mr_fast_addr(mr, va, &off) :
-				     (atomic64_t *)(uintptr_t)va;
-	} else {
-		softrc_mr_locate(mr, va, &idx, &off);
-		addr = kmap_local_page(mr->pages[idx]);
-		word = addr + off;
-	}
 	atomic64_set_release(word, (s64)value);
 	if (addr)
 		kunmap_local(addr);

@@ -813,6 +813,30 @@ static void softrc_resp_read_one(struct softrc_core_qp *qp,
 }
 
 /*
+ * A one-packet request (ATOMIC, ATOMIC WRITE) done: its MSN and PSN
+ * consumed, the responder resource that answers it and its duplicates
+ * (@orig: the value an ATOMIC read), the response sent.
+ */
+static void softrc_resp_one_pkt_res(struct softrc_core_qp *qp,
+				    const struct softrc_pkt *pkt,
+				    enum softrc_res_type type, u64 orig)
+{
+	struct softrc_rd_res *res;
+	u32 i;
+
+	qp->resp.msn = softrc_psn_add(qp->resp.msn, 1);
+	softrc_resp_epsn_add(qp, 1);
+	i = softrc_resp_res_alloc(qp);
+	res = &qp->st.res[i];
+	res->type = type;
+	res->psn = pkt->psn;
+	res->npkts = 1;
+	res->orig = orig;
+	softrc_resp_rd_queue(qp, i, res->psn);
+	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
+}
+
+/*
  * Transmit up to @budget queued responses (READ response packets, ATOMIC
  * ACKs), then the ACK/NAK held behind them. Returns the packets sent;
  * less than @budget means the responder has nothing more queued.
@@ -882,12 +906,9 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 static void softrc_resp_atomic(struct softrc_core_qp *qp,
 			       const struct softrc_pkt *pkt)
 {
-	struct softrc_resp *resp = &qp->resp;
-	struct softrc_rd_res *res;
 	void *pin = NULL;
 	u64 orig = 0;
 	int err;
-	u32 i;
 
 	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_ATOMIC) ||
 	    !softrc_resp_res_ok(qp) || (pkt->va & 7)) {
@@ -909,16 +930,7 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
 		return;
 	}
-	resp->msn = softrc_psn_add(resp->msn, 1);
-	softrc_resp_epsn_add(qp, 1);
-	i = softrc_resp_res_alloc(qp);
-	res = &qp->st.res[i];
-	res->type = SOFTRC_RES_ATOMIC;
-	res->psn = pkt->psn;
-	res->npkts = 1;
-	res->orig = orig;
-	softrc_resp_rd_queue(qp, i, res->psn);
-	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
+	softrc_resp_one_pkt_res(qp, pkt, SOFTRC_RES_ATOMIC, orig);
 }
 
 /*
@@ -930,11 +942,8 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
 static void softrc_resp_atomic_write(struct softrc_core_qp *qp,
 				     const struct softrc_pkt *pkt, void *rx)
 {
-	struct softrc_resp *resp = &qp->resp;
-	struct softrc_rd_res *res;
 	void *pin = NULL;
 	int err;
-	u32 i;
 
 	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_WRITE) ||
 	    !softrc_resp_res_ok(qp)) {
@@ -956,15 +965,7 @@ static void softrc_resp_atomic_write(struct softrc_core_qp *qp,
 		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
 		return;
 	}
-	resp->msn = softrc_psn_add(resp->msn, 1);
-	softrc_resp_epsn_add(qp, 1);
-	i = softrc_resp_res_alloc(qp);
-	res = &qp->st.res[i];
-	res->type = SOFTRC_RES_ATOMIC_WRITE;
-	res->psn = pkt->psn;
-	res->npkts = 1;
-	softrc_resp_rd_queue(qp, i, res->psn);
-	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
+	softrc_resp_one_pkt_res(qp, pkt, SOFTRC_RES_ATOMIC_WRITE, 0);
 }
 
 /* IDLE: only a FIRST or ONLY may open a message. */
