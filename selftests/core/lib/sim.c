@@ -368,16 +368,23 @@ static int sim_place(void *ctx, const struct softrc_buf *dst, void *rx,
 	return 0;
 }
 
-static int sim_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
-		      u64 swap_add, u64 compare, u64 *orig)
+/* the 8-byte word at @va of the pinned MR @pin, in @ep's memory */
+static u8 *sim_word(struct sim_ep *ep, void *pin, u64 va)
 {
-	struct sim_ep *ep = ctx;
 	struct sim_mr *mr = pin;
 	struct softrc_buf b = {
 		.kind = SOFTRC_BUF_MR, .rkey = mr->rkey, .addr = va, .len = 8,
 		.pin = pin,
 	};
-	u8 *p = sim_buf_ptr(ep, &b);
+
+	return sim_buf_ptr(ep, &b);
+}
+
+static int sim_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
+		      u64 swap_add, u64 compare, u64 *orig)
+{
+	struct sim_ep *ep = ctx;
+	u8 *p = sim_word(ep, pin, va);
 	u64 v, n;
 
 	memcpy(&v, p, 8);
@@ -394,12 +401,7 @@ static int sim_atomic_write(void *ctx, void *pin, u64 va, void *rx,
 			    u32 pkt_off)
 {
 	struct sim_ep *ep = ctx;
-	struct sim_mr *mr = pin;
-	struct softrc_buf b = {
-		.kind = SOFTRC_BUF_MR, .rkey = mr->rkey, .addr = va, .len = 8,
-		.pin = pin,
-	};
-	u8 *p = sim_buf_ptr(ep, &b);
+	u8 *p = sim_word(ep, pin, va);
 
 	if (va & 7)
 		sim_violation(ep->sim, "atomic write unaligned", va, 0);
