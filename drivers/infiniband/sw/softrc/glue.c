@@ -515,19 +515,36 @@ static u8 softrc_glue_local(void *ctx, u32 slot)
 	}
 }
 
+/*
+ * The kernel's completion opcode of the engine's: the same number but for
+ * REG_MR, whose kernel value moved (8 on 6.1, 10 from 6.2 on, where
+ * FLUSH and ATOMIC WRITE took 8 and 9). ATOMIC WRITE is the uverbs value
+ * (verbs.c ties it to the kernel's where the kernel has one).
+ */
+static_assert((int)SOFTRC_WC_SEND == (int)IB_WC_SEND);
+static_assert((int)SOFTRC_WC_RDMA_WRITE == (int)IB_WC_RDMA_WRITE);
+static_assert((int)SOFTRC_WC_RDMA_READ == (int)IB_WC_RDMA_READ);
+static_assert((int)SOFTRC_WC_COMP_SWAP == (int)IB_WC_COMP_SWAP);
+static_assert((int)SOFTRC_WC_FETCH_ADD == (int)IB_WC_FETCH_ADD);
+static_assert((int)SOFTRC_WC_BIND_MW == (int)IB_WC_BIND_MW);
+static_assert((int)SOFTRC_WC_LOCAL_INV == (int)IB_WC_LOCAL_INV);
+static_assert((int)SOFTRC_WC_RECV == (int)IB_WC_RECV);
+static_assert((int)SOFTRC_WC_RECV_RDMA_WITH_IMM == (int)IB_WC_RECV_RDMA_WITH_IMM);
+
+static u8 softrc_glue_wc_opcode(u8 opcode)
+{
+	return opcode == SOFTRC_WC_REG_MR ? IB_WC_REG_MR : opcode;
+}
+
 static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 	struct softrc_pwc e = {
 		.wr_id = cqe->wr_id,
 		.status = cqe->status,
-		.opcode = cqe->opcode,
+		.opcode = softrc_glue_wc_opcode(cqe->opcode),
 		.byte_len = cqe->byte_len,
 	};
-
-	/* the kernel's REG_MR value moved (8 on 6.1, 10 from 6.2 on) */
-	if (cqe->opcode == SOFTRC_WC_REG_MR)
-		e.opcode = IB_WC_REG_MR;
 
 	/* the slot is free: its SGEs' pins go (an unsignaled one's at reuse) */
 	if (cqe->flags & SOFTRC_CQE_RECV)
