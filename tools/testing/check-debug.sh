@@ -49,32 +49,16 @@ dk=$(tools/vm/debug-kernel.sh) || { echo "check-debug: debug kernel build failed
 kd=$dk/build
 took "debug kernel (build or cache)" "$t"
 
-# Fresh copies of the sources every time, never the tree's build output:
-# a *.mod.c (it matches *.c) carries the symbol CRCs of the kernel the
-# tree was built for, and kbuild kept a copied one, so the test modules
-# once failed to load on the debug kernel ("disagrees about version of
-# symbol module_layout").
+# softrc.ko and the test modules from fresh copies of their sources,
+# checked to carry the debug kernel's vermagic and symbol CRCs
+# (tools/testing/build-modules.sh), and the userspace programs.
 t=$(stamp)
-rm -rf "$out/mod" "$out/kmod"
-mkdir -p "$out/mod" "$out/kmod"
-rsync -a --exclude='*.mod.c' --exclude=softrc_probes.h --include='*/' --include='*.[ch]' --include='*.mk' --include=Kbuild \
-	--include=Makefile --exclude='*' Kbuild drivers include "$out/mod/" || exit 1
-rsync -a --exclude='*.mod.c' --include='*.[ch]' --include=Makefile --exclude='*' \
-	selftests/verbs/kmod/ "$out/kmod/" || exit 1
-if ! { make -C "$kd" M="$out/mod" W=1 KCFLAGS=-Werror modules &&
-	make -C "$out/kmod" KDIR="$kd" && make verbs; } >"$res/build.log" 2>&1; then
+if ! { tools/testing/build-modules.sh "$kd" "$out" && make verbs; } >"$res/build.log" 2>&1; then
 	tail -n 30 "$res/build.log"
 	echo "check-debug: module build failed" >&2
 	exit 1
 fi
 ko=$out/mod/drivers/infiniband/sw/softrc/softrc.ko
-# each module carries the debug kernel's symbol CRCs, or it cannot load
-crc() { awk '$2 == "module_layout" { print $1 }'; }
-want=$(crc <"$kd/Module.symvers")
-for m in "$ko" "$out"/kmod/*.ko; do
-	[ "$(modprobe --dump-modversions "$m" | crc)" = "$want" ] ||
-		{ echo "check-debug: $m is not built for the debug kernel" >&2; exit 1; }
-done
 took "modules against the debug kernel" "$t"
 
 # The suites, split into CHECK_DEBUG_JOBS groups (default 1), each group
