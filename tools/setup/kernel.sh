@@ -100,6 +100,7 @@ kdir() {
 	stamp=$root/.softrc-headers
 	if [[ ! -f $stamp ]]; then
 		local ver=${rel%-amd64} debs
+		mkdir -p "$cache"
 		exec 8>"$cache/.kernels.lock"
 		flock 8
 		if [[ ! -f $stamp ]]; then
