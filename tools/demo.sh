@@ -18,7 +18,7 @@ modprobe ib_core
 modprobe ib_uverbs
 modprobe udp_tunnel
 modprobe ip6_udp_tunnel
-insmod "$repo/drivers/infiniband/sw/softrc/softrc.ko"
+insmod "${SOFTRC_KO:-$repo/drivers/infiniband/sw/softrc/softrc.ko}"
 
 step "a veth pair across two network namespaces"
 ip netns add softrc-a

@@ -36,6 +36,10 @@
 # where wall-time runs differ by a factor of two. It is the measure for
 # an A/B of two builds; it has no write_lat row (see guest.sh), and it
 # counts instructions, not cycles (a string copy once per repetition).
+# SOFTRC_KVER=SERIES (make bench KVER=SERIES) boots that kernel series for
+# both drivers, softrc from build/SERIES/mod (make KVER=SERIES) and that
+# kernel's own rdma_rxe; its output goes to build/bench-SERIES (6.1's to
+# build/bench).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 base_ko=${BENCH_BASE_KO:+$(realpath "$BENCH_BASE_KO")}
@@ -45,14 +49,20 @@ if [ -n "$base_ko" ]; then
 else
 	drivers=${BENCH_DRIVERS:-softrc rxe}
 fi
-ko=$(realpath drivers/infiniband/sw/softrc/softrc.ko)
+series=${SOFTRC_KVER:-6.1}
+if [ "$series" = 6.1 ]; then
+	ko=drivers/infiniband/sw/softrc/softrc.ko out=build/bench
+else
+	ko=build/$series/mod/drivers/infiniband/sw/softrc/softrc.ko out=build/bench-$series
+fi
+[ -f "$ko" ] || { echo "bench: no $ko (make KVER=$series)" >&2; exit 1; }
+ko=$(realpath "$ko")
 clock=${BENCH_CLOCK:-wall} smp=${BENCH_SMP:-2} accel=${SOFTRC_VM_ACCEL:-}
 case $clock in
 wall) ;;
 icount) smp=1 accel=icount ;;
 *) echo "bench: BENCH_CLOCK must be wall or icount" >&2; exit 1 ;;
 esac
-out=build/bench
 mkdir -p "$out"
 rm -f "$out"/*.log "$out"/*.txt
 
@@ -72,7 +82,7 @@ for ((round = 1; round <= ${BENCH_ROUNDS:-2}; round++)); do
 		echo "bench: $boot, boot $round ..." >&2
 		log=$out/$boot.$round.log env=()
 		[ "$boot" = softrc ] && env=(--env BENCH_KOS="${kos# }")
-		SOFTRC_VM_ACCEL=$accel tools/vm/run.sh --timeout "${BENCH_TIMEOUT:-1200}" --smp "$smp" \
+		SOFTRC_KVER=$series SOFTRC_VM_ACCEL=$accel tools/vm/run.sh --timeout "${BENCH_TIMEOUT:-1200}" --smp "$smp" \
 			--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$boot" "${env[@]}" \
 			--env BENCH_CLOCK="$clock" \
 			--env BENCH_N="${BENCH_N:-1}" --env BENCH_RUNS="${BENCH_RUNS:-3}" \
