@@ -246,9 +246,7 @@ static void softrc_cq_view(struct softrc_cq *cq, struct softrc_cq_view *v)
 int softrc_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	static const char *const notify[] = {
-		[SOFTRC_RESRAW_NOTIFY_OFF] = "off",
-		[SOFTRC_RESRAW_NOTIFY_NEXT] = "next",
-		[SOFTRC_RESRAW_NOTIFY_SOLICITED] = "solicited",
+		SOFTRC_RESRAW_NOTIFY_LIST(SOFTRC_RESRAW_NAME)
 	};
 	struct softrc_cq *cq = to_scq(ibcq);
 	struct softrc_cq_view v;
@@ -284,10 +282,7 @@ static u8 softrc_mr_kind(const struct softrc_mr *mr)
 }
 
 static const char *const softrc_mr_kind_names[] = {
-	[SOFTRC_RESRAW_MR_USER] = "user",
-	[SOFTRC_RESRAW_MR_DMA] = "dma",
-	[SOFTRC_RESRAW_MR_FAST_REG] = "fast_reg",
-	[SOFTRC_RESRAW_MR_KERNEL] = "kernel",
+	SOFTRC_RESRAW_MR_KIND_LIST(SOFTRC_RESRAW_NAME)
 };
 
 static u8 softrc_mr_state(const struct softrc_mr *mr)
@@ -304,9 +299,7 @@ static u8 softrc_mr_state(const struct softrc_mr *mr)
 }
 
 static const char *const softrc_mr_state_names[] = {
-	[SOFTRC_RESRAW_MR_VALID] = "valid",
-	[SOFTRC_RESRAW_MR_INVALID] = "invalid",
-	[SOFTRC_RESRAW_MR_DEAD] = "dead",
+	SOFTRC_RESRAW_MR_STATE_LIST(SOFTRC_RESRAW_NAME)
 };
 
 static u64 softrc_mr_pages(const struct softrc_mr *mr)
