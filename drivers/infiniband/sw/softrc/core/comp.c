@@ -59,6 +59,25 @@ static void softrc_comp_wqe_done(struct softrc_core_qp *qp,
 }
 
 /*
+ * Hand the completion of the send WQE @w, in SQ slot @slot, to the glue
+ * with @status; a successful one carries the message's length. RC, UC
+ * (retirement) and UD (sent) completions all leave through here.
+ */
+void softrc_comp_send_cqe(struct softrc_core_qp *qp,
+			  const struct softrc_send_wqe *w, u32 slot, u8 status)
+{
+	struct softrc_cqe cqe;
+
+	memset(&cqe, 0, sizeof(cqe));
+	cqe.wr_id = w->wr.wr_id;
+	cqe.status = status;
+	cqe.opcode = softrc_wc_opcode_of(w->wr.opcode);
+	cqe.slot = slot;
+	cqe.byte_len = status ? 0 : w->wr.length;
+	qp->ops->complete(qp->ctx, &cqe);
+}
+
+/*
  * Hand the head WQE to the CQ (if signaled or failed) and free its slot.
  * A local WQE that failed completes with its own status.
  */
@@ -66,7 +85,6 @@ static void softrc_comp_complete_head(struct softrc_core_qp *qp, u8 status)
 {
 	struct softrc_req *req = &qp->req;
 	struct softrc_send_wqe *w = softrc_sq_wqe(qp, req->head);
-	struct softrc_cqe cqe;
 	u32 slot = softrc_sq_slot(qp, req->head);
 
 	softrc_comp_wqe_done(qp, w);
@@ -76,13 +94,7 @@ static void softrc_comp_complete_head(struct softrc_core_qp *qp, u8 status)
 	if (status == SOFTRC_WC_SUCCESS &&
 	    !(w->wr.send_flags & SOFTRC_SEND_SIGNALED))
 		return;
-	memset(&cqe, 0, sizeof(cqe));
-	cqe.wr_id = w->wr.wr_id;
-	cqe.status = status;
-	cqe.opcode = softrc_wc_opcode_of(w->wr.opcode);
-	cqe.slot = slot;
-	cqe.byte_len = status ? 0 : w->wr.length;
-	qp->ops->complete(qp->ctx, &cqe);
+	softrc_comp_send_cqe(qp, w, slot, status);
 }
 
 /*

@@ -805,6 +805,8 @@ void softrc_req_retransmit(struct softrc_core_qp *qp, u32 psn,
 u64 softrc_req_deadline(const struct softrc_core_qp *qp, u64 now, u64 dur);
 void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status);
 void softrc_comp_retire(struct softrc_core_qp *qp);
+void softrc_comp_send_cqe(struct softrc_core_qp *qp,
+			  const struct softrc_send_wqe *w, u32 slot, u8 status);
 u8 softrc_wc_opcode_of(u8 wr_opcode);
 
 static inline struct softrc_send_wqe *softrc_sq_wqe(struct softrc_core_qp *qp,
