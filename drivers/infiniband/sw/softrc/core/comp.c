@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Completer: ACK, NAK, READ response and ATOMIC ACK processing at the
- * requester, WQE retirement and send completions (seed 000).
+ * requester, WQE retirement and send completions.
  *
  * Context: called with the QP lock held by the glue; softirq or process
  * context; never sleeps. Touches qp->req and the send ring; READ data is
  * placed through ops->place, atomic results through ops->atomic_result,
  * completions leave through ops->complete.
  *
- * Retirement (IBTA §9.7.7.1.1, seed 000): WQEs retire oldest first, in
+ * Retirement (IBTA §9.7.7.1.1): WQEs retire oldest first, in
  * post order; a SEND/WRITE retires once an ACK PSN covers its last packet
  * or an AETH MSN covers its SSN; a READ/ATOMIC only once its response is
  * complete, and nothing behind it may pass it. An ACK or response whose
@@ -135,7 +135,8 @@ void softrc_comp_retire(struct softrc_core_qp *qp)
  * Everything before @limit was received. Mark the SEND/WRITE WQEs it
  * covers done and move una, but never past an unanswered READ/ATOMIC:
  * if @limit lies past one, return true with *@resume = the PSN of its
- * first missing response packet (implied NAK, [000] step 7).
+ * first missing response packet (an implied NAK: Documentation/
+ * softrc.rst, "Protocol decisions").
  */
 static bool softrc_comp_ack_upto(struct softrc_core_qp *qp, u32 limit,
 				 u32 *resume)
