@@ -15,6 +15,10 @@
 #     responder's counters: rem_access_naks_sent +3, inv_req_naks_sent +1,
 #     the requester's rem_access_naks_rcvd +3 and inv_req_naks_rcvd +1
 #     (one device: both sides count on s0)
+#   - selftests/verbs/flush_user: what rdma-core 44 (no ibv_wr_flush())
+#     can do: ibv_reg_mr with the flush rights, and a FLUSH opcode posted
+#     through librxe's legacy path, which reaches the user ring's ingest
+#     with its FLUSH fields zero and fails in SQ order (its header)
 # On a kernel without FLUSH the kernel-ULP cases are "# SKIP" with that
 # reason. softrc only (SOFTRC_DRIVER=rxe: the module checks softrc's
 # advertising, which rxe's differs from).
@@ -94,5 +98,16 @@ else
 	check "loop: inv_req_naks_sent ${ia0:-?} -> ${ia:-?} (+1), _rcvd ${ir0:-?} -> ${ir:-?} (+1)" \
 		test "$(( ${ia:-0} - ${ia0:-0} )),$(( ${ir:-0} - ${ir0:-0} ))" = 1,1
 fi
+# the user ring's side, on either kernel
+out=$(timeout "$(tmo 120)" "$VERBS_DIR/flush_user" "$DEV_A" "$GID_A" "$has_flush" 2>&1)
+rc=$?
+while read -r line; do
+	case $line in
+	"not ok "*) not_ok "loop: user: ${line#not ok }" ;;
+	"ok "*) ok "loop: user: ${line#ok }" ;;
+	esac
+done <<<"$(printf '%s\n' "$out" | sed -n 's/^\(not \)\{0,1\}ok [0-9]* \(.*\)$/\1ok \2/p')"
+printf '%s\n' "$out" | grep -Ev '^(not )?ok |^TAP|^1\.\.' | sed 's/^/# loop: user: /'
+check "loop: flush_user exit status 0 (got $rc)" test "$rc" = 0
 topo_down
 ktap_finish
