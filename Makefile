@@ -96,7 +96,7 @@ CHECK_KVERS	?= $(KVER)
 endif
 # the data path, ATOMIC WRITE (wr_ex), UD and rdma_cm, UC, perftest and a
 # kernel ULP (iSER)
-CHECK_SUITES_6.12 ?= datapath.sh wr_ex.sh ud.sh uc.sh perftest.sh iser.sh
+CHECK_SUITES_6.12 ?= datapath.sh wr_ex.sh ud.sh uc.sh perftest.sh iser.sh flush.sh
 CHECK_SUITES_6.1 ?=
 # targets that know only 6.1 yet say so instead of running on 6.1
 ifneq ($(KVER),6.1)

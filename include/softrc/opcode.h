@@ -12,7 +12,7 @@
  *
  * X(name, code, flags): flags combine one position (FIRST/MIDDLE/LAST,
  * ONLY = FIRST | LAST), one kind (REQ/RESP/ACK), one class
- * (SEND/WRITE/READ/ATOMIC/ATOMIC_WRITE) for requests, meaning bits and
+ * (SEND/WRITE/READ/ATOMIC/ATOMIC_WRITE/FLUSH) for requests, meaning bits and
  * the extension headers present after the BTH (SOFTRC_H_*).
  *
  * ATOMIC_WRITE (0x1d, IBTA 1.5 Annex A19; rxe from Linux 6.2 on): BTH,
@@ -21,6 +21,13 @@
  * AtomicAckETH), as rxe does. It is a class of its own: a WRITE in what
  * it does, an ATOMIC in how the responder keeps it (a responder resource,
  * duplicates answered from it, never executed twice).
+ *
+ * FLUSH (0x1c, IBTA 1.5 Annex A19; rxe from Linux 6.2 on): BTH, FETH
+ * (placement type, selectivity level) and RETH (the range), no payload;
+ * answered like ATOMIC WRITE by a zero-length RDMA READ RESPONSE ONLY.
+ * Its own class too: READ-like in ordering and in the responder resource
+ * it takes (duplicates answered from it, never executed twice), without
+ * data either way.
  */
 #ifndef SOFTRC_OPCODE_H
 #define SOFTRC_OPCODE_H
@@ -30,6 +37,7 @@
 /* Extension headers, in the order they follow the BTH on the wire. */
 enum softrc_hdr {
 	SOFTRC_HDR_DETH,	/*  8 B: Q_Key, source QP (datagrams) */
+	SOFTRC_HDR_FETH,	/*  4 B: FLUSH placement type, selectivity */
 	SOFTRC_HDR_RETH,	/* 16 B: VA, R_Key, DMA length */
 	SOFTRC_HDR_ATMETH,	/* 28 B: VA, R_Key, swap/add, compare */
 	SOFTRC_HDR_AETH,	/*  4 B: syndrome, MSN */
@@ -40,6 +48,7 @@ enum softrc_hdr {
 };
 
 #define SOFTRC_H_DETH	BIT(SOFTRC_HDR_DETH)
+#define SOFTRC_H_FETH	BIT(SOFTRC_HDR_FETH)
 #define SOFTRC_H_RETH	BIT(SOFTRC_HDR_RETH)
 #define SOFTRC_H_ATMETH	BIT(SOFTRC_HDR_ATMETH)
 #define SOFTRC_H_AETH	BIT(SOFTRC_HDR_AETH)
@@ -65,12 +74,13 @@ enum softrc_hdr {
 #define SOFTRC_OPF_ACKREQ_OK	BIT(20)	/* the AckReq bit may be set */
 #define SOFTRC_OPF_INV		BIT(21)	/* invalidates the IETH R_Key */
 #define SOFTRC_OPF_ATOMIC_WRITE	BIT(22)	/* IBTA 1.5 ATOMIC WRITE */
+#define SOFTRC_OPF_FLUSH	BIT(23)	/* IBTA 1.5 FLUSH */
 
 #define SOFTRC_OPF_POS_MASK \
 	(SOFTRC_OPF_FIRST | SOFTRC_OPF_MIDDLE | SOFTRC_OPF_LAST)
 #define SOFTRC_OPF_CLASS_MASK \
 	(SOFTRC_OPF_SEND | SOFTRC_OPF_WRITE | SOFTRC_OPF_READ | \
-	 SOFTRC_OPF_ATOMIC | SOFTRC_OPF_ATOMIC_WRITE)
+	 SOFTRC_OPF_ATOMIC | SOFTRC_OPF_ATOMIC_WRITE | SOFTRC_OPF_FLUSH)
 
 /* shorthands used only inside the list below */
 #define SOFTRC__SREQ	(SOFTRC_OPF_REQ | SOFTRC_OPF_SEND | SOFTRC_OPF_PAYLOAD | \
@@ -122,6 +132,9 @@ enum softrc_hdr {
 					      SOFTRC_OPF_INV | SOFTRC_H_IETH) \
 	X(SEND_ONLY_WITH_INVALIDATE,	0x17, SOFTRC__SREQ | SOFTRC_OPF_ONLY | \
 					      SOFTRC_OPF_INV | SOFTRC_H_IETH) \
+	X(FLUSH,			0x1c, SOFTRC_OPF_REQ | SOFTRC_OPF_ONLY | \
+					      SOFTRC_OPF_FLUSH | SOFTRC_H_FETH | \
+					      SOFTRC_H_RETH | SOFTRC_OPF_ACKREQ_OK) \
 	X(ATOMIC_WRITE,			0x1d, SOFTRC_OPF_REQ | SOFTRC_OPF_ONLY | \
 					      SOFTRC_OPF_ATOMIC_WRITE | \
 					      SOFTRC_OPF_PAYLOAD | SOFTRC_H_RETH | \
@@ -190,6 +203,7 @@ enum softrc_opcode {
 /* Extension header sizes, indexed by enum softrc_hdr. */
 #define SOFTRC_BTH_BYTES	12
 #define SOFTRC_DETH_BYTES	8
+#define SOFTRC_FETH_BYTES	4
 #define SOFTRC_RETH_BYTES	16
 #define SOFTRC_ATMETH_BYTES	28
 #define SOFTRC_AETH_BYTES	4
@@ -203,8 +217,10 @@ enum softrc_opcode {
 /* Header bytes before a given extension header, derived from the mask. */
 #define SOFTRC__HSZ(f, bit, bytes)	(((f) & (bit)) ? (bytes) : 0)
 #define SOFTRC_OFF_DETH(f)	SOFTRC_BTH_BYTES
-#define SOFTRC_OFF_RETH(f)	(SOFTRC_OFF_DETH(f) + \
+#define SOFTRC_OFF_FETH(f)	(SOFTRC_OFF_DETH(f) + \
 				 SOFTRC__HSZ(f, SOFTRC_H_DETH, SOFTRC_DETH_BYTES))
+#define SOFTRC_OFF_RETH(f)	(SOFTRC_OFF_FETH(f) + \
+				 SOFTRC__HSZ(f, SOFTRC_H_FETH, SOFTRC_FETH_BYTES))
 #define SOFTRC_OFF_ATMETH(f)	(SOFTRC_OFF_RETH(f) + \
 				 SOFTRC__HSZ(f, SOFTRC_H_RETH, SOFTRC_RETH_BYTES))
 #define SOFTRC_OFF_AETH(f)	(SOFTRC_OFF_ATMETH(f) + \

@@ -300,6 +300,54 @@ static inline void softrc_deth_set(struct softrc_deth *d, u32 qkey, u32 sqp)
 	d->sqp = cpu_to_be32(sqp & SOFTRC_DETH_SQP_MASK);
 }
 
+/*
+ * FLUSH Extended Transport Header, 4 bytes (IBTA 1.5 Annex A19.4.1):
+ * placement type bits 3..0 (which kind of visibility the FLUSH asks
+ * for), selectivity level bits 5..4 (the RETH range, or the whole memory
+ * region the R_Key names), bits 31..6 reserved.
+ */
+struct softrc_feth {
+	__be32 bits;
+} __packed;
+
+#define SOFTRC_FETH_PLT_MASK	0x0000000fu
+#define SOFTRC_FETH_SEL_SHIFT	4
+#define SOFTRC_FETH_SEL_MASK	0x00000030u
+#define SOFTRC_FETH_RESV_MASK	0xffffffc0u
+
+/* Placement types (A19.4.1.1), the values of ib_placement_type. */
+#define SOFTRC_FLUSH_GLOBAL	BIT(0)	/* global visibility */
+#define SOFTRC_FLUSH_PERSISTENT	BIT(1)	/* persistence */
+#define SOFTRC_FLUSH_TYPES	(SOFTRC_FLUSH_GLOBAL | SOFTRC_FLUSH_PERSISTENT)
+
+/* Selectivity levels (A19.4.1.2), the values of ib_selectivity_level. */
+#define SOFTRC_FLUSH_RANGE	0	/* the RETH's VA and DMA length */
+#define SOFTRC_FLUSH_MR		1	/* the whole region of the R_Key */
+
+static inline u8 softrc_feth_type(const struct softrc_feth *f)
+{
+	return be32_to_cpu(f->bits) & SOFTRC_FETH_PLT_MASK;
+}
+
+static inline u8 softrc_feth_level(const struct softrc_feth *f)
+{
+	return (be32_to_cpu(f->bits) & SOFTRC_FETH_SEL_MASK) >>
+	       SOFTRC_FETH_SEL_SHIFT;
+}
+
+static inline u32 softrc_feth_resv(const struct softrc_feth *f)
+{
+	return be32_to_cpu(f->bits) & SOFTRC_FETH_RESV_MASK;
+}
+
+/* Fill a whole FETH; the reserved bits are written as zero. */
+static inline void softrc_feth_set(struct softrc_feth *f, u8 type, u8 level)
+{
+	f->bits = cpu_to_be32((type & SOFTRC_FETH_PLT_MASK) |
+			      (((u32)level << SOFTRC_FETH_SEL_SHIFT) &
+			       SOFTRC_FETH_SEL_MASK));
+}
+
 /* Typed views of the extension headers of a packet starting at its BTH. */
 #define SOFTRC__EXT_VIEW(type, hdr)					\
 static inline struct softrc_##type *					\
@@ -309,6 +357,7 @@ softrc_pkt_##type(const struct softrc_opcode_info *op, void *bth)	\
 }
 
 SOFTRC__EXT_VIEW(deth, SOFTRC_HDR_DETH)
+SOFTRC__EXT_VIEW(feth, SOFTRC_HDR_FETH)
 SOFTRC__EXT_VIEW(reth, SOFTRC_HDR_RETH)
 SOFTRC__EXT_VIEW(atmeth, SOFTRC_HDR_ATMETH)
 SOFTRC__EXT_VIEW(aeth, SOFTRC_HDR_AETH)

@@ -90,6 +90,11 @@ static int b_atomic_write(void *ctx, void *pin, u64 va, void *rx, u32 off)
 	return 0;
 }
 
+static int b_flush(void *ctx, void *pin, u8 type)
+{
+	return 0;
+}
+
 static int b_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	return 0;
@@ -121,6 +126,7 @@ static const struct softrc_core_ops b_ops = {
 	.place = b_place,
 	.atomic = b_atomic, .atomic_result = b_atomic_result,
 	.atomic_write = b_atomic_write,
+	.flush = b_flush,
 	.invalidate = b_invalidate, .complete = b_complete,
 	.timer = b_timer, .qp_error = b_qp_error,
 };

@@ -225,6 +225,13 @@ static int fuzz_atomic_write(void *ctx, void *pin, u64 va, void *rx,
 	return 0;
 }
 
+static int fuzz_flush(void *ctx, void *pin, u8 type)
+{
+	CHECK(pin == &fq);
+	CHECK(!(type & ~SOFTRC_FLUSH_TYPES));
+	return 0;
+}
+
 static int fuzz_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	CHECK(slot < FUZZ_SQ);
@@ -259,6 +266,7 @@ static const struct softrc_core_ops fuzz_ops = {
 	.atomic = fuzz_atomic,
 	.atomic_result = fuzz_atomic_result,
 	.atomic_write = fuzz_atomic_write,
+	.flush = fuzz_flush,
 	.invalidate = fuzz_invalidate,
 	.complete = fuzz_complete,
 	.timer = fuzz_timer,

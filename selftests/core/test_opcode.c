@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The RC opcode table against the IBTA list (Vol 1 §9.2.1 table 35 and
- * §9.3 header layouts; ATOMIC WRITE from IBTA 1.5 Annex A19 as rxe 6.12
- * lays it out), transcribed here independently of the flags.
+ * §9.3 header layouts; ATOMIC WRITE and FLUSH from IBTA 1.5 Annex A19 as
+ * rxe 6.12 lays them out), transcribed here independently of the flags.
  *
  * Context: host test program.
  */
@@ -20,7 +20,7 @@ struct ibta_op {
 	u8 pos;
 	bool recv;		/* consumes a receive WQE */
 	bool payload;
-	u8 reth, atmeth, aeth, atmack, immdt, ieth;
+	u8 feth, reth, atmeth, aeth, atmack, immdt, ieth;
 };
 
 #define OP(c, n, len, p, r, pl, ...)					\
@@ -53,6 +53,8 @@ static const struct ibta_op ibta[] = {
 	OP(0x14, "FETCH_ADD", 40, POS_O, 0, 0, .atmeth = 12),
 	OP(0x16, "SEND_LAST_WITH_INVALIDATE", 16, POS_L, 1, 1, .ieth = 12),
 	OP(0x17, "SEND_ONLY_WITH_INVALIDATE", 16, POS_O, 1, 1, .ieth = 12),
+	/* BTH, FETH, RETH (rxe's IB_OPCODE_RC_FLUSH), no payload */
+	OP(0x1c, "FLUSH", 32, POS_O, 0, 0, .feth = 12, .reth = 16),
 	OP(0x1d, "ATOMIC_WRITE", 28, POS_O, 0, 1, .reth = 12),
 };
 
@@ -65,18 +67,18 @@ static const struct softrc_opcode_info *get(struct __test_metadata *_metadata,
 	return op;
 }
 
-/* 24 RC opcodes below 0x20, 12 UC ones and the two UD SENDs */
-TEST(opcode_count_is_24_rc_12_uc_2_ud)
+/* 25 RC opcodes below 0x20, 12 UC ones and the two UD SENDs */
+TEST(opcode_count_is_25_rc_12_uc_2_ud)
 {
 	int n = 0, code;
 
 	for (code = 0; code < SOFTRC_OPCODE_NR; code++)
 		n += softrc_opcode_get(code) != NULL;
-	EXPECT_EQ(24, n);
-	EXPECT_EQ(24, (int)ARRAY_SIZE(ibta));
+	EXPECT_EQ(25, n);
+	EXPECT_EQ(25, (int)ARRAY_SIZE(ibta));
 	for (; code < SOFTRC_OPCODE_TABLE_NR; code++)
 		n += softrc_opcode_get(code) != NULL;
-	EXPECT_EQ(38, n);
+	EXPECT_EQ(39, n);
 }
 
 TEST(opcode_codes_and_names)
@@ -126,6 +128,7 @@ TEST(opcode_header_offsets)
 		const struct softrc_opcode_info *op = get(_metadata, e->code);
 
 		ASSERT_NE(NULL, op);
+		check_hdr(_metadata, op, SOFTRC_HDR_FETH, e->feth);
 		check_hdr(_metadata, op, SOFTRC_HDR_RETH, e->reth);
 		check_hdr(_metadata, op, SOFTRC_HDR_ATMETH, e->atmeth);
 		check_hdr(_metadata, op, SOFTRC_HDR_AETH, e->aeth);
@@ -138,7 +141,7 @@ TEST(opcode_header_offsets)
 /* The headers present tile the bytes BTH..hdr_len without gaps. */
 TEST(opcode_headers_contiguous)
 {
-	static const u8 size[SOFTRC_HDR_NR] = { 8, 16, 28, 4, 8, 4, 4 };
+	static const u8 size[SOFTRC_HDR_NR] = { 8, 4, 16, 28, 4, 8, 4, 4 };
 	size_t i;
 	int h;
 
@@ -249,7 +252,7 @@ TEST(opcode_enum_name_table_agree)
 TEST(opcode_holes_return_null)
 {
 	static const u8 holes[] = {
-		0x15, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1e, 0x1f
+		0x15, 0x18, 0x19, 0x1a, 0x1b, 0x1e, 0x1f
 	};
 	size_t i;
 

@@ -126,6 +126,11 @@ static void rand_pkt(struct softrc_pkt *p, u8 opcode, u32 pmtu)
 		p->payload_len = SOFTRC_ATOMIC_WRITE_BYTES;
 		p->dma_len = SOFTRC_ATOMIC_WRITE_BYTES;
 	}
+	if (f & SOFTRC_H_FETH) {
+		/* a defined placement type and level (IBTA 1.5 A19.4.1) */
+		p->flush_type = rnd_below(SOFTRC_FLUSH_TYPES + 1);
+		p->flush_level = rnd_below(SOFTRC_FLUSH_MR + 1);
+	}
 	if (f & SOFTRC_H_ATMETH) {
 		p->va &= ~7ull;
 		p->swap_add = rnd();
@@ -158,6 +163,8 @@ static void expect_same(struct __test_metadata *_metadata,
 	EXPECT_EQ(a->pkey, b->pkey);
 	EXPECT_EQ(a->dqpn, b->dqpn);
 	EXPECT_EQ(a->psn, b->psn);
+	EXPECT_EQ(a->flush_type, b->flush_type);
+	EXPECT_EQ(a->flush_level, b->flush_level);
 	EXPECT_EQ(a->va, b->va);
 	EXPECT_EQ(a->rkey, b->rkey);
 	EXPECT_EQ(a->dma_len, b->dma_len);
@@ -196,7 +203,7 @@ TEST(parse_roundtrip_all_opcodes)
 			n++;
 		}
 	}
-	EXPECT_EQ(24 * 200, n);
+	EXPECT_EQ(25 * 200, n);
 }
 
 /* parse -> build gives back the same header bytes */
@@ -438,7 +445,7 @@ TEST(reject_bad_opcode)
 	pkt_buf[0] = 0x15;
 	EXPECT_EQ(SOFTRC_PARSE_BAD_OPCODE, parse_len(len, PMTU, &out));
 	for (code = 0x18; code <= 0x1f; code++) {
-		if (code == SOFTRC_OP_ATOMIC_WRITE)
+		if (code == SOFTRC_OP_ATOMIC_WRITE || code == SOFTRC_OP_FLUSH)
 			continue;
 		pkt_buf[0] = code;
 		EXPECT_EQ(SOFTRC_PARSE_BAD_OPCODE, parse_len(len, PMTU, &out));

@@ -250,6 +250,109 @@ for r in $(seq "$rounds"); do
 	[ "$rounds" -gt 1 ] && round=" [round $r]"
 	tests
 done
+# ---- FLUSH through kernel verbs (softrc_flush_peer.ko) -------- begin ----
+# IB_WR_FLUSH between the two kernels' verbs, selftests/verbs/kmod/
+# softrc_flush_peer.ko in both VMs, its parameters exchanged over TCP
+# (port 18560 on): "kernel FLUSH, requester X": X's QP flushes 512 bytes
+# of the other side's page registered with IB_ACCESS_FLUSH_GLOBAL
+# (IB_WC_FLUSH, success, byte_len 512), then its page registered without
+# the right (IB_WC_REM_ACCESS_ERR). rxe's kernel requester ignores the
+# WR's R_Key, VA and FLUSH fields (its init_send_wr takes only the opcode
+# of an IB_WR_FLUSH), so an rxe requester's FLUSH names R_Key 0 and
+# placement type 0: any responder NAKs it remote access, and that is what
+# is checked when the requester is rxe (softrc, the target, must have
+# taken it with rxe's ICRC: rx_flush_icrc_rxe). rxe's FLUSH ICRC is not
+# the IBTA's, so a softrc facing rxe sends FLUSH with rxe's
+# (flush_icrc_rxe=Y, Documentation/softrc.rst). Skipped unless both
+# kernels have FLUSH in their verbs (the module is built only there).
+fl_port=18560
+fl_got=
+
+# fl_swap MSG: send MSG to the peer and set fl_got to the peer's (A sends
+# first); not in a subshell, so that both sides step fl_port alike
+fl_swap() {
+	local p=$fl_port
+	fl_port=$((fl_port + 2))
+	fl_got=
+	if [ "$me" = A ]; then
+		wait_until 120 bash -c "echo '$1' >/dev/tcp/$peer/$p" &&
+			fl_got=$(timeout "$(tmo 120)" busybox nc -l -p $((p + 1)) </dev/null)
+	else
+		fl_got=$(timeout "$(tmo 120)" busybox nc -l -p $p </dev/null)
+		wait_until 120 bash -c "echo '$1' >/dev/tcp/$peer/$((p + 1))"
+	fi
+}
+
+# fl_case REQUESTER(A|B): one direction; both sides print its result
+fl_case() {
+	local name="kernel FLUSH, requester $1" ko kd can peer_can par
+	local r_role=target mine pqpn pgid info res verdict=ok why= rk va rk2 va2
+	local peer_drv=${INTEROP_A:-softrc} icrc0=0 icrc nak0=0 nak
+	kd=$KMOD_DIR
+	[ "${SOFTRC_KVER:-6.1}" != 6.1 ] && kd=$REPO/build/$SOFTRC_KVER/kmod
+	ko=$kd/softrc_flush_peer.ko
+	can=no
+	[ -e "$ko" ] && can=yes
+	fl_swap "$can"
+	peer_can=$fl_got
+	if [ "$can $peer_can" != "yes yes" ]; then
+		echo "INTEROP $name # SKIP FLUSH not in both kernels' verbs (A/B: $can/$peer_can) ok"
+		return
+	fi
+	[ "$1" = "$me" ] && r_role=requester
+	[ "$me" = A ] && peer_drv=${INTEROP_B:-rxe}
+	if [ "$drv" = softrc ]; then
+		[ "$peer_drv" = rxe ] && echo Y >/sys/module/softrc/parameters/flush_icrc_rxe
+		icrc0=$(counter "$dev" rx_flush_icrc_rxe)
+		nak0=$(counter "$dev" rem_access_naks_sent)
+	fi
+	par=/sys/module/softrc_flush_peer/parameters
+	insmod "$ko" dev="$dev" gid="$gid" role=$r_role time_scale="$SOFTRC_TIME_SCALE" ||
+		{ verdict=fail why="insmod"; }
+	mine="$(cat $par/qpn 2>/dev/null) $(cat "/sys/class/infiniband/$dev/ports/1/gids/$gid")"
+	fl_swap "$mine"
+	read -r pqpn pgid <<<"$fl_got"
+	echo "$pqpn 4660 $pgid" >$par/connect 2>/dev/null || { verdict=fail why="$why connect"; }
+	info=$(cat $par/info 2>/dev/null)
+	fl_swap "${info:--}"
+	if [ "$r_role" = requester ]; then
+		read -r rk va rk2 va2 <<<"$fl_got"
+		echo "${rk:-0} ${va:-0} 512" >$par/flush 2>/dev/null
+		res=$(cat $par/result)
+		if [ "$drv" = rxe ]; then
+			# rxe leaves opcode and byte_len 0 in an error completion
+			[ "${res%% *}" = 10 ] || { verdict=fail why="$why flush: $res (want status 10: REM_ACCESS_ERR)"; }
+		else
+			[ "$res" = "0 8 512" ] || { verdict=fail why="$why flush: $res (want 0 8 512)"; }
+			echo "${rk2:-0} ${va2:-0} 64" >$par/flush 2>/dev/null
+			res=$(cat $par/result)
+			[ "${res% *}" = "10 8" ] || { verdict=fail why="$why no-flush MR: $res (want 10 8: REM_ACCESS_ERR)"; }
+		fi
+		fl_swap "$verdict"
+	else
+		# the requester's verdict, unless this side failed already
+		fl_swap "-"
+		[ "$verdict" = ok ] && verdict=${fl_got:-fail}
+		if [ "$drv" = softrc ] && [ "$peer_drv" = rxe ]; then
+			icrc=$(counter "$dev" rx_flush_icrc_rxe)
+			nak=$(counter "$dev" rem_access_naks_sent)
+			[ "${icrc:-0}" -gt "$icrc0" ] && [ "${nak:-0}" -gt "$nak0" ] ||
+				{ verdict=fail why="$why rx_flush_icrc_rxe $icrc0 -> $icrc, rem_access_naks_sent $nak0 -> $nak"; }
+		fi
+	fi
+	[ "$drv" = softrc ] && echo N >/sys/module/softrc/parameters/flush_icrc_rxe
+	dmesg | grep 'softrc_flush_peer: ' | tail -n 4 | sed "s/^/# $me: /"
+	[ "$verdict" = ok ] || rdma statistic show link "$dev"/1 | sed "s/^/# $me: /"
+	rmmod softrc_flush_peer 2>/dev/null
+	[ -n "$why" ] && echo "# $me: $name:$why"
+	echo "INTEROP $name $verdict"
+}
+
+if selected "kernel FLUSH"; then
+	fl_case A
+	fl_case B
+fi
+# ---- FLUSH through kernel verbs (softrc_flush_peer.ko) ---------- end ----
 # softrc's GSO batches (net.c) reach the peer cut into single packets by
 # the software segmentation in front of the virtio NIC: they went out,
 # and the peer's completions above show they arrived whole

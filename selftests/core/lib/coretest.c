@@ -119,6 +119,19 @@ static int ct_atomic_write(void *ctx, void *pin, u64 va, void *rx, u32 pkt_off)
 	return 0;
 }
 
+/* records the flush: how many ran, the last one's placement type */
+static int ct_flush(void *ctx, void *pin, u8 type)
+{
+	struct ct *t = ctx;
+	const struct ct_pin *p = pin;
+
+	if (t->atomic_fail || !p || !p->held || p->gone)
+		return SOFTRC_E_MEM;
+	t->nflush++;
+	t->flush_type = type;
+	return 0;
+}
+
 static int ct_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	struct ct *t = ctx;
@@ -210,6 +223,7 @@ static const struct softrc_core_ops ct_ops = {
 	.atomic = ct_atomic,
 	.atomic_result = ct_atomic_result,
 	.atomic_write = ct_atomic_write,
+	.flush = ct_flush,
 	.invalidate = ct_invalidate,
 	.local = ct_local,
 	.complete = ct_complete,

@@ -67,6 +67,8 @@ struct ct {
 	int natomic_write;	/* ops->atomic_write stores ... */
 	u64 aw_va;		/* ... the last one's VA and packet offset */
 	u32 aw_off;
+	int nflush;		/* ops->flush runs ... */
+	u8 flush_type;		/* ... the last one's placement type */
 	u32 inval[16];
 	int ninval;
 	u32 local_slot[16];	/* send slots ops->local ran, in order */
@@ -78,7 +80,7 @@ struct ct {
 	int pins;		/* ... not yet put (0 after every scenario) */
 	int bad_puts;		/* puts of a pin not held (must stay 0) */
 	bool place_fail;	/* ops->place fails (SOFTRC_E_MEM) while set */
-	bool atomic_fail;	/* ops->atomic and ops->atomic_write fail */
+	bool atomic_fail;	/* ops->atomic, atomic_write and flush fail */
 	bool result_fail;	/* ops->atomic_result fails while set */
 	bool gather_fail;	/* xmit of send WQE payload fails while set */
 	int xmit_fails;		/* xmit calls answered SOFTRC_E_MEM */

@@ -411,6 +411,22 @@ static int sim_atomic_write(void *ctx, void *pin, u64 va, void *rx,
 	return 0;
 }
 
+/*
+ * FLUSH: the engine approved the range (or region) and every earlier
+ * request is placed; record how much had been placed by then.
+ */
+static int sim_flush(void *ctx, void *pin, u8 type)
+{
+	struct sim_ep *ep = ctx;
+
+	if (!pin)
+		sim_violation(ep->sim, "flush without pin", type, 0);
+	if (ep->flushes < SIM_MAX_FLUSH)
+		ep->flush_placed[ep->flushes] = ep->placed;
+	ep->flushes++;
+	return 0;
+}
+
 static int sim_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	struct sim_ep *ep = ctx;
@@ -502,6 +518,7 @@ static const struct softrc_core_ops sim_ops = {
 	.atomic = sim_atomic,
 	.atomic_result = sim_atomic_result,
 	.atomic_write = sim_atomic_write,
+	.flush = sim_flush,
 	.invalidate = sim_invalidate,
 	.complete = sim_complete,
 	.timer = sim_timer,

@@ -21,6 +21,7 @@
 #define SIM_RQ_DEPTH	256
 #define SIM_NRES	16
 #define SIM_MAX_MR	8
+#define SIM_MAX_FLUSH	64	/* FLUSHes whose placement state is kept */
 #define SIM_L3_BYTES	28	/* fake IPv4 + UDP in front of the BTH */
 
 struct sim;
@@ -71,6 +72,8 @@ struct sim_ep {
 	u32 nrecv_posted;
 	u64 atomics;			/* atomics executed */
 	u64 atomic_writes;		/* ATOMIC WRITEs stored */
+	u64 flushes;			/* FLUSHes executed */
+	u64 flush_placed[SIM_MAX_FLUSH];	/* @placed when each one ran */
 	u64 pins;			/* mr_check pins not yet put */
 	u64 placed;			/* bytes placed into memory */
 	bool errored;

@@ -17,6 +17,7 @@
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_user_rxe.h>
 #include <rdma/uverbs_ioctl.h>
 
 #ifdef HAVE_LINUX_UNALIGNED_H
@@ -66,6 +67,54 @@ static inline struct ib_udata *softrc_create_cq_udata(struct ib_udata *udata)
 #else
 #define SOFTRC_KERNEL_HAS_ATOMIC_WRITE	0
 #endif
+
+/*
+ * FLUSH (IBTA 1.5) in the kernel's verbs (compat/ib_flush.c): where the
+ * kernel names IB_WR_FLUSH, IB_WC_FLUSH and the IB_ACCESS_FLUSH_* rights,
+ * a kernel ULP may post a FLUSH, MRs and QPs may carry the rights, and
+ * the device says it does placement type GLOBAL. PERSISTENT is never
+ * advertised and no MR can carry it: softrc has no persistent memory (as
+ * rxe refuses it on pages that are not pmem), so a PERSISTENT FLUSH finds
+ * no R_Key and is NAKed remote access. Elsewhere (6.1, whose core refuses
+ * the access bits anyway) none of it exists: nothing is advertised and a
+ * FLUSH WR is refused.
+ */
+#ifdef HAVE_IB_FLUSH
+#define SOFTRC_KERNEL_HAS_FLUSH		1
+#define SOFTRC_MR_ACCESS_FLUSH		IB_ACCESS_FLUSH_GLOBAL
+#define SOFTRC_QP_ACCESS_FLUSH		(IB_ACCESS_FLUSH_GLOBAL | \
+					 IB_ACCESS_FLUSH_PERSISTENT)
+#define SOFTRC_DEVICE_CAP_FLUSH		IB_DEVICE_FLUSH_GLOBAL
+#else
+#define SOFTRC_KERNEL_HAS_FLUSH		0
+#define SOFTRC_MR_ACCESS_FLUSH		0
+#define SOFTRC_QP_ACCESS_FLUSH		0
+#define SOFTRC_DEVICE_CAP_FLUSH		0
+#endif
+
+/**
+ * softrc_user_flush_wr() - the FLUSH fields of a librxe send WQE
+ * @u:		the WQE copied from the user ring
+ * @va, @rkey, @type, @level: out: the target and the FETH values
+ *
+ * librxe (rdma-core 45 on) keeps the target in wr.flush and the range's
+ * length in dma.length, like a WRITE's, with no SGEs. Where the rxe ABI
+ * has no such fields (6.1) there is no FLUSH.
+ * Return: true if @u's fields were read.
+ */
+static inline bool softrc_user_flush_wr(const struct rxe_send_wqe *u, u64 *va,
+					u32 *rkey, u8 *type, u8 *level)
+{
+#ifdef HAVE_RXE_USER_FLUSH
+	*va = u->wr.wr.flush.remote_addr;
+	*rkey = u->wr.wr.flush.rkey;
+	*type = u->wr.wr.flush.type;
+	*level = u->wr.wr.flush.level;
+	return true;
+#else
+	return false;
+#endif
+}
 
 /* A UDP socket's multicast loop off (IPv4, and IPv6 where built in). */
 static inline void softrc_sock_no_mc_loop(struct sock *sk, bool ipv6)

@@ -160,6 +160,7 @@ static void softrc_dbg_res(struct seq_file *m, const struct softrc_qp_snap *s)
 		[SOFTRC_RES_READ] = "read",
 		[SOFTRC_RES_ATOMIC] = "atomic",
 		[SOFTRC_RES_ATOMIC_WRITE] = "atomic_write",
+		[SOFTRC_RES_FLUSH] = "flush",
 	};
 	const struct softrc_rd_res *r;
 	u32 i;

@@ -458,6 +458,28 @@ out:
 	return SOFTRC_E_MEM;
 }
 
+/*
+ * FLUSH: every earlier placement of this responder was a synchronous
+ * copy under the QP lock, so what is left is to order those stores
+ * before the answer the requester will act on (rxe: the same barrier).
+ * Placement type GLOBAL is all an MR here can grant (compat.h); the
+ * memory must still be there.
+ */
+static int softrc_glue_flush(void *ctx, void *pin, u8 type)
+{
+	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	struct softrc_mr *mr = softrc_pin_enter(pin);
+
+	if (!mr) {
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_rx_mem_errors);
+		return SOFTRC_E_MEM;
+	}
+	/* the placements before this FLUSH, before its answer goes out */
+	wmb();
+	softrc_mr_put(mr);
+	return 0;
+}
+
 static int softrc_glue_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
@@ -518,8 +540,10 @@ static u8 softrc_glue_local(void *ctx, u32 slot)
 /*
  * The kernel's completion opcode of the engine's: the same number but for
  * REG_MR, whose kernel value moved (8 on 6.1, 10 from 6.2 on, where
- * FLUSH and ATOMIC WRITE took 8 and 9). ATOMIC WRITE is the uverbs value
- * (verbs.c ties it to the kernel's where the kernel has one).
+ * FLUSH and ATOMIC WRITE took 8 and 9), and FLUSH, whose engine value is
+ * its own (a FLUSH only runs where the kernel names it). ATOMIC WRITE and
+ * FLUSH are the uverbs values (verbs.c ties them to the kernel's where
+ * the kernel has them).
  */
 static_assert((int)SOFTRC_WC_SEND == (int)IB_WC_SEND);
 static_assert((int)SOFTRC_WC_RDMA_WRITE == (int)IB_WC_RDMA_WRITE);
@@ -533,6 +557,8 @@ static_assert((int)SOFTRC_WC_RECV_RDMA_WITH_IMM == (int)IB_WC_RECV_RDMA_WITH_IMM
 
 static u8 softrc_glue_wc_opcode(u8 opcode)
 {
+	if (opcode == SOFTRC_WC_FLUSH)
+		return SOFTRC_ABI_WC_FLUSH;
 	return opcode == SOFTRC_WC_REG_MR ? IB_WC_REG_MR : opcode;
 }
 
@@ -644,6 +670,7 @@ const struct softrc_core_ops softrc_glue_ops = {
 	.atomic = softrc_glue_atomic,
 	.atomic_result = softrc_glue_atomic_result,
 	.atomic_write = softrc_glue_atomic_write,
+	.flush = softrc_glue_flush,
 	.invalidate = softrc_glue_invalidate,
 	.local = softrc_glue_local,
 	.complete = softrc_glue_complete,

@@ -74,15 +74,20 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include "compat.h"
 #include "softrc.h"
 #include "mr.h"
 #include "net.h"
 
-/* Access flags an MR may carry: no on-demand paging, no zero-based. */
+/*
+ * Access flags an MR may carry: no on-demand paging, no zero-based; the
+ * FLUSH GLOBAL right where the kernel names it, never FLUSH PERSISTENT
+ * (no persistent memory: compat.h).
+ */
 #define SOFTRC_MR_ACCESS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			  IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			  IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | \
-			  IB_ACCESS_OPTIONAL)
+			  IB_ACCESS_OPTIONAL | SOFTRC_MR_ACCESS_FLUSH)
 
 /* Rights a window may grant: remote ones (LOCAL_WRITE is ignored). */
 #define SOFTRC_MW_ACCESS (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \

@@ -206,20 +206,47 @@ int softrc_skb_copy_bits(const struct sk_buff *skb, int off, void *to, int len)
 	return left ? -EFAULT : 0;
 }
 
-/* ICRC check of the packet whose UDP header is at skb->data. */
-static bool softrc_rx_icrc_ok(struct sk_buff *skb, bool ipv6)
+/*
+ * FLUSH's ICRC as Linux rxe computes it (6.2 on, still in 6.12): its
+ * opcode table gives FLUSH no payload offset, so after the headers rxe
+ * runs the CRC over the packet once more, raw from the BTH up to the
+ * ICRC (its payload_addr() and payload_size() of a FLUSH). rxe drops a
+ * FLUSH with the IBTA ICRC, and softrc would drop rxe's. On receive a
+ * FLUSH with either is taken (rxe's counted in rx_flush_icrc_rxe: the
+ * CRC still covers every byte); what softrc sends is the IBTA ICRC, or
+ * rxe's with flush_icrc_rxe=Y (Documentation/softrc.rst, "FLUSH").
+ */
+static bool softrc_flush_icrc_rxe;
+module_param_named(flush_icrc_rxe, softrc_flush_icrc_rxe, bool, 0644);
+MODULE_PARM_DESC(flush_icrc_rxe,
+		 "send FLUSH with Linux rxe's ICRC (rxe drops the IBTA one)");
+
+/*
+ * ICRC check of the packet whose UDP header is at skb->data: 0 bad, 1
+ * good, 2 a FLUSH with rxe's ICRC.
+ */
+static int softrc_rx_icrc_ok(struct sk_buff *skb, bool ipv6)
 {
 	int body = sizeof(struct udphdr) + SOFTRC_BTH_BYTES;
+	int len = skb->len - SOFTRC_ICRC_BYTES;
 	__le32 trailer;
 	const void *t;
+	u8 opcode;
 	u32 crc;
 
 	crc = softrc_icrc_begin(skb_network_header(skb), ipv6);
-	crc = softrc_skb_crc(skb, body, skb->len - body - SOFTRC_ICRC_BYTES,
-			     crc);
-	t = skb_header_pointer(skb, skb->len - SOFTRC_ICRC_BYTES,
-			       SOFTRC_ICRC_BYTES, &trailer);
-	return t && softrc_icrc_final(crc) == softrc_icrc_get(t);
+	crc = softrc_skb_crc(skb, body, len - body, crc);
+	t = skb_header_pointer(skb, len, SOFTRC_ICRC_BYTES, &trailer);
+	if (!t)
+		return 0;
+	if (softrc_icrc_final(crc) == softrc_icrc_get(t))
+		return 1;
+	if (skb_copy_bits(skb, sizeof(struct udphdr), &opcode, 1) ||
+	    opcode != SOFTRC_OP_FLUSH)
+		return 0;
+	crc = softrc_skb_crc(skb, sizeof(struct udphdr),
+			     len - sizeof(struct udphdr), crc);
+	return softrc_icrc_final(crc) == softrc_icrc_get(t) ? 2 : 0;
 }
 
 /*
@@ -405,9 +432,13 @@ static bool softrc_rx_skb(struct softrc_dev *sdev, struct sk_buff *skb)
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_drop_short);
 		return false;
 	}
-	if (!softrc_rx_icrc_ok(skb, ipv6)) {
+	switch (softrc_rx_icrc_ok(skb, ipv6)) {
+	case 0:
 		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_bad_icrc);
 		return false;
+	case 2:
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_rx_flush_icrc_rxe);
+		break;
 	}
 	bth = (struct softrc_bth *)(skb->data + udp);
 	if (softrc_bth_dqpn(bth) == IB_MULTICAST_QPN)
@@ -766,6 +797,7 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp,
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
 	struct sk_buff *skb;
+	u32 crc;
 	u8 *t;
 
 	skb = softrc_skb_hdrs(qp, p, odev, pkt, plen + pad + SOFTRC_ICRC_BYTES);
@@ -782,8 +814,16 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp,
 	if (pad)
 		memset(skb_put(skb, pad), 0, pad);
 	t = skb_put(skb, SOFTRC_ICRC_BYTES);
-	softrc_icrc_put(t, softrc_icrc_final(softrc_skb_icrc(p, skb,
-							     SOFTRC_ICRC_BYTES)));
+	crc = softrc_skb_icrc(p, skb, SOFTRC_ICRC_BYTES);
+	if (pkt->opcode == SOFTRC_OP_FLUSH && READ_ONCE(softrc_flush_icrc_rxe)) {
+		/* rxe's: the packet once more from the BTH (see above) */
+		u32 bth = (p->ipv6 ? sizeof(struct ipv6hdr) :
+			   sizeof(struct iphdr)) + sizeof(struct udphdr);
+
+		crc = softrc_net_crc(crc, skb->data + bth,
+				     skb->len - bth - SOFTRC_ICRC_BYTES);
+	}
+	softrc_icrc_put(t, softrc_icrc_final(crc));
 	return skb;
 }
 

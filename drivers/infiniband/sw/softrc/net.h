@@ -29,6 +29,7 @@
  */
 #define SOFTRC_DEV_COUNTERS(X)						\
 	X(rx_bad_icrc)		/* ICRC mismatch */			\
+	X(rx_flush_icrc_rxe)	/* FLUSH taken with rxe's ICRC */	\
 	X(rx_drop_short)	/* shorter than UDP + BTH + ICRC */	\
 	X(rx_drop_unknown_qp)	/* no such QP on this device */	\
 	X(rx_drop_state)	/* QP in RESET or INIT */		\

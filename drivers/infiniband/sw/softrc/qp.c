@@ -43,7 +43,7 @@
 				 IB_SEND_SOLICITED | IB_SEND_INLINE)
 #define SOFTRC_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-				 IB_ACCESS_MW_BIND)
+				 IB_ACCESS_MW_BIND | SOFTRC_QP_ACCESS_FLUSH)
 
 /* Source of softrc_qp.uid. */
 static atomic64_t softrc_qp_uids = ATOMIC64_INIT(0);
@@ -612,6 +612,12 @@ static bool softrc_wr_opcode_ok(const struct softrc_qp *qp, u32 opcode)
 		 * IB_WC_MASKED_COMP_SWAP's value
 		 */
 		return !uc && (qp->is_user || SOFTRC_KERNEL_HAS_ATOMIC_WRITE);
+	case SOFTRC_ABI_WR_FLUSH:
+		/*
+		 * RC only, and only where the kernel names FLUSH (compat.h):
+		 * elsewhere the device does not offer it, to ULPs or users
+		 */
+		return !uc && SOFTRC_KERNEL_HAS_FLUSH;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_SEND:
@@ -645,6 +651,9 @@ static u8 softrc_wc_opcode(u32 wr_opcode)
 		return IB_WC_REG_MR;
 	case SOFTRC_ABI_WR_ATOMIC_WRITE:
 		return SOFTRC_ABI_WC_ATOMIC_WRITE;
+	case SOFTRC_ABI_WR_FLUSH:
+		/* 6.1's value 8 is IB_WC_REG_MR: a refused FLUSH is a SEND there */
+		return SOFTRC_KERNEL_HAS_FLUSH ? SOFTRC_ABI_WC_FLUSH : IB_WC_SEND;
 	default:
 		return IB_WC_SEND;
 	}
@@ -731,6 +740,28 @@ static u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s,
 		s->num_sge = 0;
 		s->wr.length = 0;
 		s->flags &= ~IB_SEND_INLINE;
+		return 0;
+	}
+	/*
+	 * FLUSH names a remote range only: no local data, so no SGE is
+	 * pinned (a ULP's SGEs only give the length, as rxe takes it), and
+	 * it takes a responder resource at the peer, like a READ
+	 */
+	if (op == SOFTRC_ABI_WR_FLUSH) {
+		if (!qp->attr.max_rd_atomic)
+			return IB_WC_LOC_QP_OP_ERR;
+		if (s->flags & IB_SEND_INLINE)
+			return IB_WC_LOC_QP_OP_ERR;
+		if (s->sge) {
+			if (s->num_sge > qp->max_sge)
+				return IB_WC_LOC_LEN_ERR;
+			len = softrc_sge_total(s->sge, s->num_sge);
+			if (len < 0)
+				return IB_WC_LOC_LEN_ERR;
+			s->wr.length = len;
+		}
+		s->sge = NULL;
+		s->num_sge = 0;
 		return 0;
 	}
 	/* ATOMIC WRITE takes a responder resource at the peer, like a READ */
@@ -890,8 +921,25 @@ static void softrc_swr_from_ib(struct softrc_qp *qp, struct softrc_swr *s,
 	s->flags = wr->send_flags;
 	s->sge = wr->sg_list;
 	s->num_sge = wr->num_sge;
-	/* u32: SOFTRC_ABI_WR_ATOMIC_WRITE is no 6.1 enum ib_wr_opcode value */
+	/*
+	 * u32: SOFTRC_ABI_WR_ATOMIC_WRITE and SOFTRC_ABI_WR_FLUSH are no 6.1
+	 * enum ib_wr_opcode values
+	 */
 	switch ((u32)wr->opcode) {
+	case SOFTRC_ABI_WR_FLUSH:
+		/*
+		 * FLUSH from a ULP (6.2+): the kernel's verbs have no FLUSH
+		 * WR of their own (rxe reads nothing but the opcode), so
+		 * softrc takes an ib_rdma_wr naming the range's start and
+		 * R_Key, its length the total of the SGEs (as rxe's), and
+		 * asks for placement type GLOBAL at selectivity RANGE: the
+		 * only type the device offers, and no field selects another
+		 */
+		s->wr.remote_addr = rdma_wr(wr)->remote_addr;
+		s->wr.rkey = rdma_wr(wr)->rkey;
+		s->wr.flush_type = SOFTRC_FLUSH_GLOBAL;
+		s->wr.flush_level = SOFTRC_FLUSH_RANGE;
+		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
@@ -1028,6 +1076,20 @@ static void softrc_swr_from_user(struct softrc_qp *qp, struct softrc_swr *s,
 	if (s->opcode == SOFTRC_ABI_WR_ATOMIC_WRITE) {
 		s->flags |= IB_SEND_INLINE;
 		s->num_sge = 0;
+	}
+	/*
+	 * librxe's FLUSH (rdma-core 45 on): the target and the FETH values
+	 * in wr.flush, the range's length in dma.length, no SGEs; where the
+	 * rxe ABI lacks them it is refused (softrc_wr_opcode_ok)
+	 */
+	if (s->opcode == SOFTRC_ABI_WR_FLUSH) {
+		if (softrc_user_flush_wr(u, &s->wr.remote_addr, &s->wr.rkey,
+					 &s->wr.flush_type, &s->wr.flush_level))
+			s->wr.length = u->dma.length;
+		s->flags &= ~IB_SEND_INLINE;
+		s->num_sge = 0;
+		s->sge = NULL;
+		return;
 	}
 	if (s->flags & IB_SEND_INLINE) {
 		/* validated against max_inline in softrc_swr_check */
@@ -1184,14 +1246,18 @@ static u32 softrc_port_pmtu(struct softrc_dev *sdev)
 
 /*
  * Remote operations the QP does not enable, as SOFTRC_ACCESS_* bits (the
- * same values as IB_ACCESS_REMOTE_*, which softrc_glue_mr_check() relies
- * on too).
+ * same values as IB_ACCESS_REMOTE_* and IB_ACCESS_FLUSH_*, which
+ * softrc_glue_mr_check() relies on too). A kernel without FLUSH never
+ * lets a QP have the flush bits (SOFTRC_QP_ACCESS), so there every FLUSH
+ * request is an invalid request, as for a device that does not know it.
  */
-static u8 softrc_qp_remote_deny(const struct softrc_qp *qp)
+static u16 softrc_qp_remote_deny(const struct softrc_qp *qp)
 {
 	return ~qp->attr.qp_access_flags & (IB_ACCESS_REMOTE_WRITE |
 					    IB_ACCESS_REMOTE_READ |
-					    IB_ACCESS_REMOTE_ATOMIC);
+					    IB_ACCESS_REMOTE_ATOMIC |
+					    SOFTRC_ACCESS_FLUSH_GLOBAL |
+					    SOFTRC_ACCESS_FLUSH_PERSISTENT);
 }
 
 /*

@@ -37,6 +37,21 @@ static_assert(SOFTRC_ABI_WR_ATOMIC_WRITE == IB_UVERBS_WR_ATOMIC_WRITE);
 static_assert(SOFTRC_ABI_WC_ATOMIC_WRITE == IB_UVERBS_WC_ATOMIC_WRITE);
 static_assert((int)SOFTRC_OP_ATOMIC_WRITE == (int)IB_OPCODE_RC_ATOMIC_WRITE);
 #endif
+#if SOFTRC_KERNEL_HAS_FLUSH
+static_assert(SOFTRC_ABI_WR_FLUSH == IB_WR_FLUSH);
+static_assert(SOFTRC_ABI_WC_FLUSH == IB_WC_FLUSH);
+static_assert(SOFTRC_ABI_WR_FLUSH == IB_UVERBS_WR_FLUSH);
+static_assert(SOFTRC_ABI_WC_FLUSH == IB_UVERBS_WC_FLUSH);
+static_assert(SOFTRC_ABI_ACCESS_FLUSH_GLOBAL == IB_ACCESS_FLUSH_GLOBAL);
+static_assert(SOFTRC_ABI_ACCESS_FLUSH_PERSISTENT == IB_ACCESS_FLUSH_PERSISTENT);
+static_assert(SOFTRC_ABI_DEVICE_FLUSH_GLOBAL == IB_DEVICE_FLUSH_GLOBAL);
+static_assert(SOFTRC_ABI_DEVICE_FLUSH_PERSISTENT == IB_DEVICE_FLUSH_PERSISTENT);
+static_assert((int)SOFTRC_OP_FLUSH == (int)IB_OPCODE_RC_FLUSH);
+static_assert(SOFTRC_FLUSH_GLOBAL == IB_FLUSH_GLOBAL);
+static_assert(SOFTRC_FLUSH_PERSISTENT == IB_FLUSH_PERSISTENT);
+static_assert(SOFTRC_FLUSH_RANGE == IB_FLUSH_RANGE);
+static_assert(SOFTRC_FLUSH_MR == IB_FLUSH_MR);
+#endif
 
 static int softrc_query_device(struct ib_device *ibdev,
 			       struct ib_device_attr *attr,
@@ -68,7 +83,8 @@ static int softrc_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
-				 SOFTRC_ABI_DEVICE_ATOMIC_WRITE;
+				 SOFTRC_ABI_DEVICE_ATOMIC_WRITE |
+				 SOFTRC_DEVICE_CAP_FLUSH;
 	/*
 	 * pd->local_dma_lkey is the device's (0: no MR index is 0), so the
 	 * core creates no whole-address-space DMA MR per kernel PD; kernel

@@ -17,6 +17,7 @@
  * WRITE (an ACK, NAK or response past it, or the MSN, says the responder
  * executed it) or by its own response, a zero-length READ RESPONSE ONLY
  * at its PSN (rxe's answer); it holds one of max_rd_atomic until then.
+ * A FLUSH (IBTA 1.5) retires the same way, by the same response.
  */
 #include "qp.h"
 
@@ -40,6 +41,8 @@ u8 softrc_wc_opcode_of(u8 wr_opcode)
 		return SOFTRC_WC_REG_MR;
 	case SOFTRC_WR_ATOMIC_WRITE:
 		return SOFTRC_WC_ATOMIC_WRITE;
+	case SOFTRC_WR_FLUSH:
+		return SOFTRC_WC_FLUSH;
 	default:
 		return SOFTRC_WC_SEND;
 	}
@@ -393,18 +396,19 @@ static u32 softrc_comp_first_open(struct softrc_core_qp *qp)
 }
 
 /*
- * ATOMIC_WRITE's own answer: a READ RESPONSE ONLY without payload (rxe
- * 6.2+, the AETH an ACK); any other response at its PSN is bad.
+ * ATOMIC_WRITE's and FLUSH's own answer: a READ RESPONSE ONLY without
+ * payload (rxe 6.2+, the AETH an ACK); any other response at its PSN is
+ * bad.
  */
-static bool softrc_comp_atomic_write_ok(const struct softrc_pkt *pkt)
+static bool softrc_comp_empty_resp_ok(const struct softrc_pkt *pkt)
 {
 	return pkt->opcode == SOFTRC_OP_RDMA_READ_RESPONSE_ONLY &&
 	       !pkt->payload_len;
 }
 
 /*
- * READ response, ATOMIC ACK or an ATOMIC_WRITE's response: it also
- * acknowledges everything before.
+ * READ response, ATOMIC ACK or an ATOMIC_WRITE's or FLUSH's response: it
+ * also acknowledges everything before.
  */
 static void softrc_comp_response(struct softrc_core_qp *qp,
 				 const struct softrc_pkt *pkt, void *rx,
@@ -428,8 +432,8 @@ static void softrc_comp_response(struct softrc_core_qp *qp,
 		qp->cnt.drop_bad_resp++;
 		return;
 	}
-	if (w->wr.opcode == SOFTRC_WR_ATOMIC_WRITE) {
-		if (!softrc_comp_atomic_write_ok(pkt)) {
+	if (softrc_wr_is_empty_resp(w->wr.opcode)) {
+		if (!softrc_comp_empty_resp_ok(pkt)) {
 			qp->cnt.drop_bad_resp++;
 			return;
 		}

@@ -14,6 +14,7 @@
 		.hdr_len = SOFTRC_HDR_LEN(f),				\
 		.off = {						\
 			[SOFTRC_HDR_DETH] = SOFTRC_OFF_DETH(f),		\
+			[SOFTRC_HDR_FETH] = SOFTRC_OFF_FETH(f),		\
 			[SOFTRC_HDR_RETH] = SOFTRC_OFF_RETH(f),		\
 			[SOFTRC_HDR_ATMETH] = SOFTRC_OFF_ATMETH(f),	\
 			[SOFTRC_HDR_AETH] = SOFTRC_OFF_AETH(f),		\

@@ -101,6 +101,8 @@ static int softrc_parse_bth(const struct softrc_bth *b, u8 transport,
  */
 static int softrc_check_no_payload(const struct softrc_pkt *pkt, u32 region)
 {
+	if (pkt->padcnt && softrc_is_req(pkt, SOFTRC_OPF_FLUSH))
+		return SOFTRC_PARSE_FLUSH_PAYLOAD;
 	if (pkt->padcnt)
 		return SOFTRC_PARSE_PAD_NO_PAYLOAD;
 	if (!region)
@@ -109,6 +111,8 @@ static int softrc_check_no_payload(const struct softrc_pkt *pkt, u32 region)
 		return SOFTRC_PARSE_READ_REQ_PAYLOAD;
 	if (softrc_is_req(pkt, SOFTRC_OPF_ATOMIC))
 		return SOFTRC_PARSE_ATOMIC_PAYLOAD;
+	if (softrc_is_req(pkt, SOFTRC_OPF_FLUSH))
+		return SOFTRC_PARSE_FLUSH_PAYLOAD;	/* oA19-2 */
 	return SOFTRC_PARSE_PAYLOAD_UNEXPECTED;
 }
 
@@ -162,6 +166,12 @@ static int softrc_parse_lengths(struct softrc_pkt *pkt, u32 hdr_avail,
 /* Decode the extension headers present for this opcode (§9.3). */
 static void softrc_parse_ext(const void *bth, struct softrc_pkt *pkt)
 {
+	if (softrc_pkt_has(pkt, SOFTRC_H_FETH)) {
+		const struct softrc_feth *f = softrc_ext(pkt, bth, SOFTRC_HDR_FETH);
+
+		pkt->flush_type = softrc_feth_type(f);
+		pkt->flush_level = softrc_feth_level(f);
+	}
 	if (softrc_pkt_has(pkt, SOFTRC_H_DETH)) {
 		const struct softrc_deth *d = softrc_ext(pkt, bth, SOFTRC_HDR_DETH);
 
@@ -250,8 +260,28 @@ static int softrc_check_atomic_write(const struct softrc_pkt *pkt)
 	return SOFTRC_PARSE_OK;
 }
 
-static int softrc_check_ext(const struct softrc_pkt *pkt, u32 pmtu)
+/*
+ * FLUSH (IBTA 1.5 A19.4.1): placement type bits of the defined ones
+ * only; selectivity level RANGE or MR (2 and 3 reserved); the FETH's
+ * reserved bits zero (written as zero, like BTH resv7). A placement type
+ * of 0 (no bit) passes, as rxe takes it: a FLUSH that needs no flush
+ * right (rxe's kernel requester sends it so, resp.c).
+ */
+static int softrc_check_flush(const struct softrc_pkt *pkt, const void *bth)
 {
+	const struct softrc_feth *f = softrc_ext(pkt, bth, SOFTRC_HDR_FETH);
+
+	if ((pkt->flush_type & ~SOFTRC_FLUSH_TYPES) ||
+	    pkt->flush_level > SOFTRC_FLUSH_MR || softrc_feth_resv(f))
+		return SOFTRC_PARSE_FLUSH_FETH;
+	return SOFTRC_PARSE_OK;
+}
+
+static int softrc_check_ext(const struct softrc_pkt *pkt, const void *bth,
+			    u32 pmtu)
+{
+	if (softrc_is_req(pkt, SOFTRC_OPF_FLUSH))
+		return softrc_check_flush(pkt, bth);
 	/* atomics address one naturally aligned 64-bit word (§9.4) */
 	if (softrc_pkt_has(pkt, SOFTRC_H_ATMETH) && (pkt->va & 7))
 		return SOFTRC_PARSE_ATOMIC_VA_UNALIGNED;
@@ -282,7 +312,7 @@ int softrc_parse_qp(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
 	if (ret)
 		return ret;
 	softrc_parse_ext(bth, pkt);
-	return softrc_check_ext(pkt, pmtu);
+	return softrc_check_ext(pkt, bth, pmtu);
 }
 
 u32 softrc_build_hdrs(const struct softrc_pkt *pkt, void *buf)
@@ -296,6 +326,9 @@ u32 softrc_build_hdrs(const struct softrc_pkt *pkt, void *buf)
 		       pkt->ackreq, pkt->psn);
 	if (op->flags & SOFTRC_H_DETH)
 		softrc_deth_set(softrc_pkt_deth(op, buf), pkt->qkey, pkt->sqpn);
+	if (op->flags & SOFTRC_H_FETH)
+		softrc_feth_set(softrc_pkt_feth(op, buf), pkt->flush_type,
+				pkt->flush_level);
 	if (op->flags & SOFTRC_H_RETH)
 		softrc_reth_set(softrc_pkt_reth(op, buf), pkt->va, pkt->rkey,
 				pkt->dma_len);

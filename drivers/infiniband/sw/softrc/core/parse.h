@@ -41,7 +41,9 @@
 	X(WRITE_ONLY_LEN,	"WRITE ONLY payload != RETH length")	\
 	X(WRITE_FIRST_LEN,	"WRITE FIRST RETH length <= path MTU")	\
 	X(AETH_RESERVED,	"AETH syndrome of reserved type 010")	\
-	X(ATOMIC_WRITE_LEN,	"ATOMIC WRITE payload or DMA length not 8")
+	X(ATOMIC_WRITE_LEN,	"ATOMIC WRITE payload or DMA length not 8") \
+	X(FLUSH_PAYLOAD,	"payload or pad on FLUSH request")	\
+	X(FLUSH_FETH,		"FLUSH FETH undefined type/level or reserved set")
 
 #define SOFTRC__PARSE_ENUM(name, text) SOFTRC_PARSE_##name,
 enum softrc_parse_status {

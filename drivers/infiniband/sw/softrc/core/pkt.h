@@ -25,6 +25,8 @@
  * @psn:	packet sequence number
  * @qkey:	DETH Q_Key (UD)
  * @sqpn:	DETH source QP number (UD)
+ * @flush_type: FETH placement type (SOFTRC_FLUSH_GLOBAL | _PERSISTENT)
+ * @flush_level: FETH selectivity level (SOFTRC_FLUSH_RANGE or _MR)
  * @va:		RETH or AtomicETH virtual address
  * @rkey:	RETH or AtomicETH R_Key
  * @dma_len:	RETH DMA length (8 for atomics)
@@ -49,6 +51,8 @@ struct softrc_pkt {
 	u32 psn;
 	u32 qkey;
 	u32 sqpn;
+	u8 flush_type;
+	u8 flush_level;
 	u64 va;
 	u32 rkey;
 	u32 dma_len;

@@ -109,6 +109,13 @@ static int softrc_check_wr(const struct softrc_core_qp *qp,
 		if (!qp->attr.max_rd_atomic || wr->length != 8)
 			return SOFTRC_E_INVAL;
 		break;
+	case SOFTRC_WR_FLUSH:
+		/* a placement type of the defined ones, a defined level */
+		if (!qp->attr.max_rd_atomic || !wr->flush_type ||
+		    (wr->flush_type & ~SOFTRC_FLUSH_TYPES) ||
+		    wr->flush_level > SOFTRC_FLUSH_MR)
+			return SOFTRC_E_INVAL;
+		break;
 	case SOFTRC_WR_LOCAL_INV:
 	case SOFTRC_WR_BIND_MW:
 	case SOFTRC_WR_REG_MR:

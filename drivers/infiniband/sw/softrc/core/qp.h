@@ -105,6 +105,8 @@ enum softrc_wr_opcode {
 	SOFTRC_WR_LOCAL_INV		= 7,	/* local: no packet */
 	SOFTRC_WR_BIND_MW		= 8,	/* local: no packet */
 	SOFTRC_WR_SEND_WITH_INV		= 9,
+	/* IBTA 1.5: make a remote range globally visible; RC only */
+	SOFTRC_WR_FLUSH			= SOFTRC_ABI_WR_FLUSH,
 	/* IBTA 1.5: 8 bytes placed as one 64-bit store; RC only */
 	SOFTRC_WR_ATOMIC_WRITE		= SOFTRC_ABI_WR_ATOMIC_WRITE,
 	SOFTRC_WR_REG_MR		= 0x20,	/* local: no packet */
@@ -144,6 +146,12 @@ enum softrc_wc_opcode {
 	SOFTRC_WC_LOCAL_INV		= 6,
 	SOFTRC_WC_REG_MR		= 8,
 	SOFTRC_WC_ATOMIC_WRITE		= SOFTRC_ABI_WC_ATOMIC_WRITE,
+	/*
+	 * The engine's own value: 8, IB_WC_FLUSH and IB_UVERBS_WC_FLUSH
+	 * from 6.2 on, is REG_MR's above (6.1's IB_WC_REG_MR); the glue
+	 * maps both (softrc_glue_wc_opcode())
+	 */
+	SOFTRC_WC_FLUSH			= 16,
 	SOFTRC_WC_RECV			= 128,
 	SOFTRC_WC_RECV_RDMA_WITH_IMM	= 129,
 };
@@ -161,10 +169,15 @@ enum softrc_core_err {
 	SOFTRC_E_MEM	= -4,	/* ops: memory no longer valid */
 };
 
-/* Memory access rights asked of ops->mr_check (as IB_ACCESS_REMOTE_*). */
+/*
+ * Memory access rights asked of ops->mr_check (as IB_ACCESS_REMOTE_* and,
+ * where the kernel names them, IB_ACCESS_FLUSH_*).
+ */
 #define SOFTRC_ACCESS_REMOTE_WRITE	BIT(1)
 #define SOFTRC_ACCESS_REMOTE_READ	BIT(2)
 #define SOFTRC_ACCESS_REMOTE_ATOMIC	BIT(3)
+#define SOFTRC_ACCESS_FLUSH_GLOBAL	SOFTRC_ABI_ACCESS_FLUSH_GLOBAL
+#define SOFTRC_ACCESS_FLUSH_PERSISTENT	SOFTRC_ABI_ACCESS_FLUSH_PERSISTENT
 
 /**
  * struct softrc_send_wr - what the glue posts (the SGEs stay in the glue,
@@ -175,7 +188,8 @@ enum softrc_core_err {
  * @swap:	CMP_SWAP swap value
  * @length:	total bytes of the local SGEs (8 for atomics and for
  *		ATOMIC_WRITE, whose 8 bytes are the payload: sent from the
- *		slot's SGEs like a WRITE's)
+ *		slot's SGEs like a WRITE's); FLUSH: the RETH DMA length of
+ *		the range (no local data)
  * @rkey:	RDMA/atomic target R_Key
  * @inv_rkey:	SEND_WITH_INV: R_Key the responder invalidates
  * @imm:	immediate data, network order
@@ -183,6 +197,8 @@ enum softrc_core_err {
  * @qkey:	UD: the Q_Key asked for (bit 31 set: the QP's own, §10.2.4)
  * @opcode:	enum softrc_wr_opcode
  * @send_flags:	SOFTRC_SEND_*
+ * @flush_type:	FLUSH: placement type (SOFTRC_FLUSH_GLOBAL | _PERSISTENT)
+ * @flush_level: FLUSH: selectivity level (SOFTRC_FLUSH_RANGE or _MR)
  */
 struct softrc_send_wr {
 	u64 wr_id;
@@ -197,6 +213,8 @@ struct softrc_send_wr {
 	u32 qkey;
 	u8 opcode;
 	u8 send_flags;
+	u8 flush_type;
+	u8 flush_level;
 };
 
 enum softrc_wqe_state {
@@ -250,6 +268,7 @@ enum softrc_res_type {
 	SOFTRC_RES_READ,
 	SOFTRC_RES_ATOMIC,
 	SOFTRC_RES_ATOMIC_WRITE,	/* answered: a zero-length READ RESPONSE */
+	SOFTRC_RES_FLUSH,		/* answered the same way */
 };
 
 /**
@@ -402,6 +421,10 @@ enum softrc_retry_reason {
  *		@pkt_off from its BTH to @va (8-byte aligned, checked)
  *		through @pin as one 64-bit store, ordered after every earlier
  *		placement; 0, or SOFTRC_E_MEM.
+ * @flush:	FLUSH: make every earlier placement of this QP's responder
+ *		visible as placement type @type asks (SOFTRC_FLUSH_*),
+ *		within the memory @pin approved (checked: range, or the
+ *		whole region); 0, or SOFTRC_E_MEM if that memory is gone.
  * @atomic_result: store an ATOMIC's original value into send slot @slot;
  *		0, or SOFTRC_E_MEM.
  * @invalidate:	invalidate @rkey (SEND_WITH_INV); 0 = done.
@@ -437,6 +460,7 @@ struct softrc_core_ops {
 		      u64 swap_add, u64 compare, u64 *orig);
 	int (*atomic_result)(void *ctx, u32 slot, u64 orig);
 	int (*atomic_write)(void *ctx, void *pin, u64 va, void *rx, u32 pkt_off);
+	int (*flush)(void *ctx, void *pin, u8 type);
 	int (*invalidate)(void *ctx, u32 rkey);
 	u8 (*local)(void *ctx, u32 slot);
 	void (*complete)(void *ctx, const struct softrc_cqe *cqe);
@@ -471,9 +495,10 @@ struct softrc_core_ops {
  * @clock_slack_ns: how far the "now" the glue passes may lag real time
  *		(a coarse clock: its resolution); added to every deadline so
  *		that no timer expires before its IBTA minimum
- * @remote_deny: SOFTRC_ACCESS_REMOTE_* operations the QP does not enable
- *		(IB_QP_ACCESS_FLAGS): their requests are invalid requests,
- *		whatever their length (0 = all enabled)
+ * @remote_deny: SOFTRC_ACCESS_REMOTE_* operations and SOFTRC_ACCESS_FLUSH_*
+ *		placement types the QP does not enable (IB_QP_ACCESS_FLAGS):
+ *		their requests are invalid requests, whatever their length
+ *		(0 = all enabled)
  */
 struct softrc_core_attr {
 	u8 transport;
@@ -493,7 +518,7 @@ struct softrc_core_attr {
 	u32 max_unacked;
 	bool no_credits;
 	u32 clock_slack_ns;
-	u8 remote_deny;
+	u16 remote_deny;
 };
 
 /**
@@ -541,6 +566,7 @@ struct softrc_core_storage {
 	X(dup_reads)		/* ... of which READs replayed */	\
 	X(dup_atomics)		/* ... of which ATOMICs replayed */	\
 	X(dup_atomic_writes)	/* ... of which ATOMIC WRITEs answered again */ \
+	X(dup_flushes)		/* ... of which FLUSHes answered again */ \
 	X(drop_too_old)		/* duplicate READ/ATOMIC without resource */ \
 	X(drop_out_of_seq)	/* future PSN after the one NAK */	\
 	X(drop_dup_resp)	/* stale response at the requester */	\
@@ -831,15 +857,22 @@ static inline bool softrc_wr_is_rd_atomic(u8 opcode)
 
 /*
  * Takes a responder resource at the peer, so it counts in max_rd_atomic
- * (req.rd_out) and a fence waits for it: the READ/ATOMICs and
- * ATOMIC_WRITE (IBTA 1.5; rxe counts it the same way). An ATOMIC_WRITE is
- * acknowledged like a WRITE, though: any ACK covering its PSN completes
- * it, so no implied NAK stops at it.
+ * (req.rd_out) and a fence waits for it: the READ/ATOMICs, ATOMIC_WRITE
+ * (IBTA 1.5; rxe counts it the same way) and FLUSH (IBTA 1.5 A19: the
+ * responder keeps a resource for it, as rxe's does). Both are
+ * acknowledged like a WRITE, though: any ACK covering the PSN completes
+ * them, so no implied NAK stops at them.
  */
 static inline bool softrc_wr_takes_res(u8 opcode)
 {
 	return softrc_wr_is_rd_atomic(opcode) ||
-	       opcode == SOFTRC_WR_ATOMIC_WRITE;
+	       opcode == SOFTRC_WR_ATOMIC_WRITE || opcode == SOFTRC_WR_FLUSH;
+}
+
+/* Answered by a zero-length READ RESPONSE ONLY (IBTA 1.5, as rxe). */
+static inline bool softrc_wr_is_empty_resp(u8 opcode)
+{
+	return opcode == SOFTRC_WR_ATOMIC_WRITE || opcode == SOFTRC_WR_FLUSH;
 }
 
 static inline bool softrc_wr_is_atomic(u8 opcode)

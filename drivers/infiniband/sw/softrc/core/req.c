@@ -44,7 +44,9 @@ u64 softrc_rnr_timer_ns(u8 code)
 /* PSNs a message uses: READ reserves one per response packet (§9.7.2). */
 u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu)
 {
-	if (softrc_wr_is_atomic(wr->opcode) || !wr->length)
+	/* a FLUSH's length is the remote range's: one packet either way */
+	if (softrc_wr_is_atomic(wr->opcode) || wr->opcode == SOFTRC_WR_FLUSH ||
+	    !wr->length)
 		return 1;
 	return (wr->length + pmtu - 1) / pmtu;
 }
@@ -153,7 +155,7 @@ static bool softrc_req_has_credit(const struct softrc_core_qp *qp,
 
 /*
  * May the POSTED WQE @w start? Fence waits for every earlier READ/ATOMIC
- * (ATOMIC_WRITE included), max_rd_atomic bounds outstanding ones (each
+ * (ATOMIC_WRITE and FLUSH included), max_rd_atomic bounds outstanding ones (each
  * takes a responder resource at the peer), credits bound
  * receive-consuming messages. Returns 1 = go, 2 = go as a credit probe,
  * 0 = wait.
@@ -317,6 +319,26 @@ static u32 softrc_req_build_atomic_write(struct softrc_core_qp *qp,
 }
 
 /*
+ * FLUSH (IBTA 1.5 A19.4.1): FETH (placement type, selectivity level) and
+ * RETH (the range; the whole region at level MR, where rxe ignores VA
+ * and length), no payload (oA19-2); one PSN, AckReq as for every request
+ * that ends a message.
+ */
+static u32 softrc_req_build_flush(struct softrc_core_qp *qp,
+				  struct softrc_send_wqe *w,
+				  struct softrc_pkt *pkt)
+{
+	softrc_req_pkt_init(qp, pkt, SOFTRC_OP_FLUSH);
+	pkt->flush_type = w->wr.flush_type;
+	pkt->flush_level = w->wr.flush_level;
+	pkt->va = w->wr.remote_addr;
+	pkt->rkey = w->wr.rkey;
+	pkt->dma_len = w->wr.length;
+	pkt->ackreq = true;
+	return 1;
+}
+
+/*
  * R-198: the PSN window is 2^23. The peer's responder takes
  * [epsn - 2^23, epsn) as duplicates, and epsn <= psn_next; our own PSN
  * comparisons are signed 24-bit differences against una. So the span
@@ -386,6 +408,8 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 		used = softrc_req_build_atomic(qp, w, &pkt);
 	else if (w->wr.opcode == SOFTRC_WR_ATOMIC_WRITE)
 		used = softrc_req_build_atomic_write(qp, w, &pkt, &pl);
+	else if (w->wr.opcode == SOFTRC_WR_FLUSH)
+		used = softrc_req_build_flush(qp, w, &pkt);
 	else
 		used = softrc_req_build_data(qp, w, &pkt, &pl);
 

@@ -26,6 +26,17 @@
  *    MSN when executed, and is answered by a zero-length READ RESPONSE
  *    ONLY at its PSN, queued in order with READ responses and ATOMIC
  *    ACKs;
+ *  - FLUSH (IBTA 1.5 A19, as rxe 6.2+): each placement type it names
+ *    (none: no right asked, as rxe) must be enabled on the QP
+ *    (IB_ACCESS_FLUSH_GLOBAL / _PERSISTENT in IB_QP_ACCESS_FLAGS), else
+ *    invalid request; the R_Key must grant the
+ *    same flush rights on the RETH range (selectivity level RANGE) or
+ *    just name the region (level MR, no range: as rxe), else remote
+ *    access; ops->flush then orders every earlier placement (placement
+ *    is synchronous here, so the requests before it are placed already).
+ *    It takes a responder resource, counts in the MSN, is answered like
+ *    ATOMIC WRITE, and a duplicate is answered from its resource, never
+ *    executed again;
  *  - MSN counts each new message once: SEND/WRITE at LAST/ONLY, READ and
  *    ATOMIC when validated (early increment) [C9-147/148];
  *  - ACKs are coalesced: an AckReq'd (or duplicate) request marks an ACK
@@ -753,9 +764,12 @@ static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
 	softrc_resp_xmit(qp, &pkt, NULL);
 }
 
-/* ATOMIC WRITE's answer (rxe's): READ RESPONSE ONLY, AETH, no payload. */
-static void softrc_resp_atomic_write_reply(struct softrc_core_qp *qp,
-					   const struct softrc_rd_res *res)
+/*
+ * ATOMIC WRITE's and FLUSH's answer (rxe's): READ RESPONSE ONLY, AETH,
+ * no payload.
+ */
+static void softrc_resp_empty_reply(struct softrc_core_qp *qp,
+				    const struct softrc_rd_res *res)
 {
 	struct softrc_pkt pkt;
 
@@ -815,7 +829,7 @@ static void softrc_resp_read_one(struct softrc_core_qp *qp,
 }
 
 /*
- * A one-packet request (ATOMIC, ATOMIC WRITE) done: its MSN and PSN
+ * A one-packet request (ATOMIC, ATOMIC WRITE, FLUSH) done: its MSN and PSN
  * consumed, the responder resource that answers it and its duplicates
  * (@orig: the value an ATOMIC read), the response sent.
  */
@@ -851,12 +865,11 @@ u32 softrc_core_tx_resp(struct softrc_core_qp *qp, u32 budget)
 	for (; n < budget && resp->rd_pend; n++) {
 		struct softrc_rd_res *res = &qp->st.res[resp->rd_tx];
 
-		if (res->type == SOFTRC_RES_ATOMIC ||
-		    res->type == SOFTRC_RES_ATOMIC_WRITE) {
+		if (res->type != SOFTRC_RES_READ) {
 			if (res->type == SOFTRC_RES_ATOMIC)
 				softrc_resp_atomic_reply(qp, res);
 			else
-				softrc_resp_atomic_write_reply(qp, res);
+				softrc_resp_empty_reply(qp, res);
 			res->sent = true;
 			softrc_resp_rd_next(qp);
 		} else {
@@ -970,6 +983,52 @@ static void softrc_resp_atomic_write(struct softrc_core_qp *qp,
 	softrc_resp_one_pkt_res(qp, pkt, SOFTRC_RES_ATOMIC_WRITE, 0);
 }
 
+/* The R_Key rights a FLUSH of placement type @type needs. */
+static u32 softrc_flush_access(u8 type)
+{
+	return (type & SOFTRC_FLUSH_GLOBAL ? SOFTRC_ACCESS_FLUSH_GLOBAL : 0) |
+	       (type & SOFTRC_FLUSH_PERSISTENT ?
+		SOFTRC_ACCESS_FLUSH_PERSISTENT : 0);
+}
+
+/*
+ * FLUSH (the parser checked no payload and the FETH): the placement
+ * types enabled on the QP and a resource free, else invalid request (a
+ * type of 0 asks for no right and is a barrier on a valid key, as rxe
+ * answers it); the
+ * R_Key checked for the flush rights (on the range at level RANGE, any
+ * length beyond the region included; the key alone at level MR), else
+ * remote access; the flush, then the resource that answers it (and its
+ * duplicates).
+ */
+static void softrc_resp_flush_req(struct softrc_core_qp *qp,
+				  const struct softrc_pkt *pkt)
+{
+	u32 access = softrc_flush_access(pkt->flush_type);
+	void *pin = NULL;
+	int err;
+
+	if (!softrc_resp_enabled(qp, access) || !softrc_resp_res_ok(qp)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		return;
+	}
+	if (qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va,
+			      pkt->flush_level == SOFTRC_FLUSH_MR ? 0 :
+			      pkt->dma_len, access, &pin)) {
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		return;
+	}
+	softrc_resp_ack_before(qp);
+	err = qp->ops->flush(qp->ctx, pin, pkt->flush_type);
+	qp->ops->key_put(qp->ctx, pin);	/* a duplicate is only answered */
+	if (err) {
+		qp->cnt.mem_errors++;
+		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		return;
+	}
+	softrc_resp_one_pkt_res(qp, pkt, SOFTRC_RES_FLUSH, 0);
+}
+
 /* IDLE: only a FIRST or ONLY may open a message. */
 static void softrc_resp_step_idle(struct softrc_core_qp *qp,
 				  const struct softrc_pkt *pkt, void *rx)
@@ -994,6 +1053,8 @@ static void softrc_resp_step_idle(struct softrc_core_qp *qp,
 		softrc_resp_read(qp, pkt);
 	else if (flags & SOFTRC_OPF_ATOMIC_WRITE)
 		softrc_resp_atomic_write(qp, pkt, rx);
+	else if (flags & SOFTRC_OPF_FLUSH)
+		softrc_resp_flush_req(qp, pkt);
 	else
 		softrc_resp_atomic(qp, pkt);
 }
@@ -1103,7 +1164,9 @@ static void softrc_resp_duplicate(struct softrc_core_qp *qp,
 	}
 	res = softrc_resp_res_find(qp, flags & SOFTRC_OPF_READ ? SOFTRC_RES_READ :
 				   flags & SOFTRC_OPF_ATOMIC_WRITE ?
-				   SOFTRC_RES_ATOMIC_WRITE : SOFTRC_RES_ATOMIC,
+				   SOFTRC_RES_ATOMIC_WRITE :
+				   flags & SOFTRC_OPF_FLUSH ?
+				   SOFTRC_RES_FLUSH : SOFTRC_RES_ATOMIC,
 				   pkt->psn);
 	if (!res) {
 		qp->cnt.drop_too_old++;
@@ -1113,6 +1176,8 @@ static void softrc_resp_duplicate(struct softrc_core_qp *qp,
 		qp->cnt.dup_atomics++;
 	else if (res->type == SOFTRC_RES_ATOMIC_WRITE)
 		qp->cnt.dup_atomic_writes++;	/* answered, not stored again */
+	else if (res->type == SOFTRC_RES_FLUSH)
+		qp->cnt.dup_flushes++;		/* answered, not run again */
 	else
 		qp->cnt.dup_reads++;	/* memory is read again at transmit */
 	softrc_resp_rd_queue(qp, (u32)(res - qp->st.res), pkt->psn);

@@ -1,0 +1,828 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * FLUSH (IBTA 1.5 Annex A19, opcode 0x1c, as rxe of Linux 6.2+ sends and
+ * answers it): the packet the requester builds (BTH, FETH, RETH, no
+ * payload) and sends again, its completion (IB_WC_FLUSH) by the
+ * zero-length READ RESPONSE ONLY or by an ACK covering it, max_rd_atomic
+ * and fences, the responder's checks (placement types enabled on the QP,
+ * the R_Key's flush rights on the range or the region), its resource,
+ * duplicates answered without a second flush, PSN order behind READ
+ * responses, the parser's rejects, and a lossy simulated link on which
+ * every FLUSH runs once, after all the WRITEs posted before it.
+ *
+ * Context: host test program.
+ */
+#include "kselftest_harness.h"
+#include "coretest.h"
+#include "parse.h"
+#include "sim.h"
+
+#pragma GCC diagnostic ignored "-Wsign-compare"
+
+static bool last_is_nak(const struct ct *t, u8 code, u32 psn)
+{
+	const struct softrc_pkt *p = &t->tx[t->ntx - 1];
+
+	return t->ntx && p->opcode == SOFTRC_OP_ACKNOWLEDGE &&
+	       p->syndrome == (SOFTRC_AETH_NAK | code) && p->psn == psn;
+}
+
+/* The responder side's FLUSH at @psn: VA 0x10000, 4096 bytes. */
+static void rx_fl(struct ct *t, u32 psn, u8 type, u8 level)
+{
+	struct softrc_pkt p = ct_req(SOFTRC_OP_FLUSH, psn, 0, true);
+
+	p.flush_type = type;
+	p.flush_level = level;
+	p.dma_len = 4096;
+	ct_rx(t, &p, 0);
+}
+
+static void rx_gl(struct ct *t, u32 psn)
+{
+	rx_fl(t, psn, SOFTRC_FLUSH_GLOBAL, SOFTRC_FLUSH_RANGE);
+}
+
+/* Its answer: a READ RESPONSE ONLY without payload at @psn. */
+static bool is_fl_reply(const struct softrc_pkt *p, u32 psn)
+{
+	return p->opcode == SOFTRC_OP_RDMA_READ_RESPONSE_ONLY &&
+	       p->psn == psn && !p->payload_len &&
+	       softrc_syndrome_type(p->syndrome) == SOFTRC_AETH_ACK;
+}
+
+static int post_fl_tl(struct ct *t, u8 flags, u8 type, u8 level, u32 len)
+{
+	struct softrc_send_wr wr = {
+		.wr_id = 0x100 + t->qp.req.tail,
+		.opcode = SOFTRC_WR_FLUSH,
+		.length = len,
+		.send_flags = flags,
+		.remote_addr = 0x20000,
+		.rkey = 0x55,
+		.flush_type = type,
+		.flush_level = level,
+	};
+
+	return softrc_core_post_send(&t->qp, &wr);
+}
+
+static int post_fl(struct ct *t, u8 flags)
+{
+	return post_fl_tl(t, flags, SOFTRC_FLUSH_GLOBAL, SOFTRC_FLUSH_RANGE,
+			  4096);
+}
+
+/* ---- requester ---------------------------------------------------- */
+
+TEST(fl_req_packet)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+	softrc_core_tx(&t.qp, 0, 16);
+	ASSERT_EQ(1, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_FLUSH, t.tx[0].opcode);
+	EXPECT_EQ(1000, t.tx[0].psn);
+	EXPECT_EQ(SOFTRC_FLUSH_GLOBAL, t.tx[0].flush_type);
+	EXPECT_EQ(SOFTRC_FLUSH_RANGE, t.tx[0].flush_level);
+	EXPECT_EQ(0x20000, t.tx[0].va);
+	EXPECT_EQ(0x55, t.tx[0].rkey);
+	EXPECT_EQ(4096, t.tx[0].dma_len);	/* the range, not data */
+	EXPECT_EQ(0, t.tx[0].payload_len);	/* oA19-2 */
+	EXPECT_EQ(SOFTRC_BUF_NONE, t.txpl[0].kind);
+	EXPECT_TRUE(t.tx[0].ackreq);
+	EXPECT_EQ(1, t.qp.req.rd_out);
+	EXPECT_EQ(1001, t.qp.req.psn_next);	/* one PSN for any length */
+
+	/* level MR and both placement types go out as posted */
+	ct_init(&t, NULL);
+	ASSERT_LE(0, post_fl_tl(&t, 0, SOFTRC_FLUSH_TYPES, SOFTRC_FLUSH_MR,
+				1u << 30));
+	softrc_core_tx(&t.qp, 0, 16);
+	ASSERT_EQ(1, t.ntx);
+	EXPECT_EQ(SOFTRC_FLUSH_TYPES, t.tx[0].flush_type);
+	EXPECT_EQ(SOFTRC_FLUSH_MR, t.tx[0].flush_level);
+	EXPECT_EQ(1001, t.qp.req.psn_next);
+}
+
+TEST(fl_req_post_checks)
+{
+	struct softrc_core_attr a;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	/* no placement type, an undefined one, an undefined level */
+	EXPECT_EQ(SOFTRC_E_INVAL, post_fl_tl(&t, 0, 0, 0, 64));
+	EXPECT_EQ(SOFTRC_E_INVAL, post_fl_tl(&t, 0, 4, 0, 64));
+	EXPECT_EQ(SOFTRC_E_INVAL, post_fl_tl(&t, 0, 1, 2, 64));
+	/* C9-94 */
+	EXPECT_EQ(SOFTRC_E_INVAL, post_fl_tl(&t, 0, 1, 0, SOFTRC_MAX_MSG_LEN + 1));
+	EXPECT_LE(0, post_fl_tl(&t, 0, 1, 0, 0));
+	EXPECT_LE(0, post_fl(&t, 0));
+
+	ct_attr_default(&a);
+	a.max_rd_atomic = 0;		/* it takes a responder resource */
+	ct_init(&t, &a);
+	EXPECT_EQ(SOFTRC_E_INVAL, post_fl(&t, 0));
+
+	ct_attr_default(&a);
+	a.transport = SOFTRC_OPCODE_UC;	/* RC only */
+	ct_init(&t, &a);
+	EXPECT_EQ(SOFTRC_E_INVAL, post_fl(&t, 0));
+
+	ct_attr_default(&a);
+	a.transport = SOFTRC_OPCODE_UD;
+	ct_init(&t, &a);
+	EXPECT_EQ(SOFTRC_E_INVAL, post_fl(&t, 0));
+}
+
+/* Each one holds one of max_rd_atomic (4) until it is answered. */
+TEST(fl_req_max_rd_atomic)
+{
+	struct softrc_pkt r;
+	struct ct t;
+	int i;
+
+	ct_init(&t, NULL);
+	for (i = 0; i < 5; i++)
+		ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+	softrc_core_tx(&t.qp, 0, 16);
+	EXPECT_EQ(4, t.ntx);
+	EXPECT_EQ(4, t.qp.req.rd_out);
+	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
+	ct_rx(&t, &r, 0);
+	EXPECT_EQ(3, t.qp.req.rd_out);
+	softrc_core_tx(&t.qp, 0, 16);
+	ASSERT_EQ(5, t.ntx);
+	EXPECT_EQ(1004, t.tx[4].psn);
+	EXPECT_EQ(4, t.qp.req.rd_out);
+}
+
+/* A fenced WR waits for an earlier FLUSH's answer, like a READ's. */
+TEST(fl_req_fence_waits)
+{
+	struct softrc_pkt r;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 64,
+			     SOFTRC_SEND_SIGNALED | SOFTRC_SEND_FENCE));
+	softrc_core_tx(&t.qp, 0, 16);
+	EXPECT_EQ(1, t.ntx);
+	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
+	ct_rx(&t, &r, 0);
+	softrc_core_tx(&t.qp, 0, 16);
+	ASSERT_EQ(2, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_SEND_ONLY, t.tx[1].opcode);
+}
+
+/* rxe's answer completes it: the engine's FLUSH opcode, the range length. */
+TEST(fl_comp_by_read_response_only)
+{
+	struct softrc_pkt r;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+	softrc_core_tx(&t.qp, 0, 16);
+	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
+	ct_rx(&t, &r, 0);
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_WC_FLUSH, t.cqe[0].opcode);
+	EXPECT_NE(SOFTRC_WC_REG_MR, t.cqe[0].opcode);
+	EXPECT_EQ(4096, t.cqe[0].byte_len);
+	EXPECT_EQ(0, t.qp.req.rd_out);
+	EXPECT_EQ(1001, t.qp.req.una);
+	EXPECT_EQ(0, t.qp.cnt.drop_bad_resp);
+	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
+}
+
+/* An ACK covering it completes it too: no implied NAK past a FLUSH. */
+TEST(fl_comp_by_covering_ack)
+{
+	struct softrc_pkt a;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
+	softrc_core_tx(&t.qp, 0, 16);
+	ASSERT_EQ(2, t.ntx);
+	a = ct_ack(1001, SOFTRC_AETH_ACK | 0x1f, 2);
+	ct_rx(&t, &a, 0);
+	ASSERT_EQ(2, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_FLUSH, t.cqe[0].opcode);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_WC_RDMA_WRITE, t.cqe[1].opcode);
+	EXPECT_EQ(0, t.qp.cnt.implied_naks);
+	EXPECT_EQ(0, t.nretx);
+	EXPECT_EQ(0, t.qp.req.rd_out);
+}
+
+/* An ATOMIC ACK or a READ response with data is no answer to it. */
+TEST(fl_comp_wrong_response_dropped)
+{
+	struct softrc_pkt r;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+	softrc_core_tx(&t.qp, 0, 16);
+	r = ct_resp(SOFTRC_OP_ATOMIC_ACKNOWLEDGE, 1000, 0, 0);
+	ct_rx(&t, &r, 0);
+	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 8, 0);
+	ct_rx(&t, &r, 0);
+	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, 1000, 1024, 0);
+	ct_rx(&t, &r, 0);
+	EXPECT_EQ(0, t.ncqe);
+	EXPECT_EQ(3, t.qp.cnt.drop_bad_resp);
+	EXPECT_EQ(1000, t.qp.req.una);
+	EXPECT_EQ(1, t.qp.req.rd_out);
+	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
+	ct_rx(&t, &r, 0);
+	EXPECT_EQ(1, t.ncqe);
+	ct_rx(&t, &r, 0);		/* its replay is stale */
+	EXPECT_EQ(1, t.qp.cnt.drop_dup_resp);
+	EXPECT_EQ(1, t.ncqe);
+}
+
+/* The responder's NAKs fail it with the remote status. */
+TEST(fl_comp_naks)
+{
+	static const struct {
+		u8 code;
+		u8 status;
+	} naks[] = {
+		{ SOFTRC_NAK_REMOTE_ACCESS, SOFTRC_WC_REM_ACCESS_ERR },
+		{ SOFTRC_NAK_INVALID_REQ, SOFTRC_WC_REM_INV_REQ_ERR },
+		{ SOFTRC_NAK_REMOTE_OP_ERR, SOFTRC_WC_REM_OP_ERR },
+	};
+	struct softrc_pkt n;
+	struct ct t;
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(naks); i++) {
+		ct_init(&t, NULL);
+		ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+		ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+		softrc_core_tx(&t.qp, 0, 16);
+		n = ct_ack(1000, SOFTRC_AETH_NAK | naks[i].code, 0);
+		ct_rx(&t, &n, 0);
+		ASSERT_EQ(2, t.ncqe);
+		EXPECT_EQ(naks[i].status, t.cqe[0].status);
+		EXPECT_EQ(SOFTRC_WC_FLUSH, t.cqe[0].opcode);
+		EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[1].status);
+		EXPECT_EQ(SOFTRC_WC_FLUSH, t.cqe[1].opcode);
+		EXPECT_TRUE(t.errored);
+	}
+}
+
+/* A timeout sends the same packet again, still one resource. */
+TEST(fl_req_retransmit_on_timeout)
+{
+	struct softrc_pkt r;
+	struct ct t;
+	u64 d;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, post_fl_tl(&t, SOFTRC_SEND_SIGNALED, SOFTRC_FLUSH_GLOBAL,
+				SOFTRC_FLUSH_MR, 64));
+	softrc_core_tx(&t.qp, 0, 16);
+	d = t.deadline[SOFTRC_TIMER_RETRY];
+	ASSERT_NE(0, d);
+	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	softrc_core_tx(&t.qp, d, 16);
+	ASSERT_EQ(2, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_FLUSH, t.tx[1].opcode);
+	EXPECT_EQ(1000, t.tx[1].psn);
+	EXPECT_EQ(t.tx[0].va, t.tx[1].va);
+	EXPECT_EQ(64, t.tx[1].dma_len);
+	EXPECT_EQ(SOFTRC_FLUSH_MR, t.tx[1].flush_level);
+	EXPECT_EQ(SOFTRC_FLUSH_GLOBAL, t.tx[1].flush_type);
+	EXPECT_EQ(1, t.qp.cnt.retransmits);
+	EXPECT_EQ(1, t.qp.cnt.timeouts);
+	EXPECT_EQ(1, t.qp.req.rd_out);
+	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
+	ct_rx(&t, &r, d);
+	EXPECT_EQ(1, t.ncqe);
+	EXPECT_EQ(0, t.qp.req.rd_out);
+}
+
+/* Retries run out: RETRY_EXC_ERR with the FLUSH opcode. */
+TEST(fl_req_retry_exceeded)
+{
+	struct softrc_core_attr a;
+	struct ct t;
+	u64 d = 0;
+	int i;
+
+	ct_attr_default(&a);
+	a.retry_cnt = 2;
+	ct_init(&t, &a);
+	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+	softrc_core_tx(&t.qp, 0, 16);
+	for (i = 0; i < 3 && !t.ncqe; i++) {
+		d = t.deadline[SOFTRC_TIMER_RETRY];
+		ASSERT_NE(0, d);
+		softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+		softrc_core_tx(&t.qp, d, 16);
+	}
+	ASSERT_EQ(1, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_RETRY_EXC_ERR, t.cqe[0].status);
+	EXPECT_EQ(SOFTRC_WC_FLUSH, t.cqe[0].opcode);
+	EXPECT_EQ(3, ct_count_tx(&t, SOFTRC_OP_FLUSH));
+	EXPECT_EQ(1, t.qp.cnt.retry_exceeded);
+}
+
+/* A sequence error NAK at it goes back to it (WRITE, FLUSH, WRITE). */
+TEST(fl_req_seq_nak_goes_back)
+{
+	struct softrc_pkt n;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
+	softrc_core_tx(&t.qp, 0, 16);
+	ASSERT_EQ(3, t.ntx);
+	n = ct_ack(1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
+	ct_rx(&t, &n, 0);
+	EXPECT_EQ(1, t.ncqe);
+	softrc_core_tx(&t.qp, 0, 16);
+	ASSERT_EQ(5, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_FLUSH, t.tx[3].opcode);
+	EXPECT_EQ(1001, t.tx[3].psn);
+	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_ONLY, t.tx[4].opcode);
+	EXPECT_EQ(1002, t.tx[4].psn);
+	EXPECT_EQ(1, t.nretx);
+	EXPECT_EQ(SOFTRC_RETRY_nak_seq, t.retx_why[0]);
+	EXPECT_EQ(1, t.qp.req.rd_out);
+}
+
+/* ---- responder ---------------------------------------------------- */
+
+TEST(fl_resp_flushes_and_answers)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	rx_gl(&t, 5000);
+	EXPECT_EQ(1, t.nflush);
+	EXPECT_EQ(SOFTRC_FLUSH_GLOBAL, t.flush_type);
+	EXPECT_EQ(1, t.mr_checks);
+	EXPECT_EQ(4096, t.last_check_len);	/* the range is checked */
+	EXPECT_EQ(SOFTRC_ACCESS_FLUSH_GLOBAL, t.last_check_access);
+	EXPECT_EQ(0, t.pins);		/* the pin only while it flushes */
+	EXPECT_EQ(0, t.nplace);
+	ASSERT_EQ(1, t.ntx);
+	EXPECT_TRUE(is_fl_reply(&t.tx[0], 5000));
+	EXPECT_EQ(1, t.tx[0].msn);
+	EXPECT_EQ(SOFTRC_BUF_NONE, t.txpl[0].kind);
+	EXPECT_EQ(5001, t.qp.resp.epsn);
+	EXPECT_EQ(1, t.qp.resp.msn);
+	EXPECT_EQ(1, t.qp.resp.res_live);
+	EXPECT_EQ(SOFTRC_RES_FLUSH, t.res[0].type);
+	EXPECT_FALSE(t.errored);
+}
+
+/* Level MR: the key and its rights, no range (rxe: likewise). */
+TEST(fl_resp_level_mr_checks_no_range)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	rx_fl(&t, 5000, SOFTRC_FLUSH_GLOBAL, SOFTRC_FLUSH_MR);
+	EXPECT_EQ(1, t.nflush);
+	EXPECT_EQ(0, t.last_check_len);
+	EXPECT_TRUE(is_fl_reply(&t.tx[0], 5000));
+}
+
+/* PERSISTENT asks for the persistent right (and both for both). */
+TEST(fl_resp_persistent_access)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	rx_fl(&t, 5000, SOFTRC_FLUSH_PERSISTENT, SOFTRC_FLUSH_RANGE);
+	EXPECT_EQ(SOFTRC_ACCESS_FLUSH_PERSISTENT, t.last_check_access);
+	EXPECT_EQ(SOFTRC_FLUSH_PERSISTENT, t.flush_type);
+	rx_fl(&t, 5001, SOFTRC_FLUSH_TYPES, SOFTRC_FLUSH_RANGE);
+	EXPECT_EQ(SOFTRC_ACCESS_FLUSH_GLOBAL | SOFTRC_ACCESS_FLUSH_PERSISTENT,
+		  t.last_check_access);
+	EXPECT_EQ(2, t.nflush);
+}
+
+/*
+ * No placement type (rxe's kernel requester leaves the FETH zero): no
+ * right is asked of QP or R_Key, the key must still be valid (rxe alike).
+ */
+TEST(fl_resp_type_none)
+{
+	struct softrc_core_attr a;
+	struct ct t;
+
+	ct_attr_default(&a);
+	a.remote_deny = SOFTRC_ACCESS_FLUSH_GLOBAL |
+			SOFTRC_ACCESS_FLUSH_PERSISTENT;
+	ct_init(&t, &a);
+	rx_fl(&t, 5000, 0, SOFTRC_FLUSH_RANGE);
+	EXPECT_EQ(0, t.last_check_access);
+	EXPECT_EQ(1, t.nflush);
+	EXPECT_TRUE(is_fl_reply(&t.tx[0], 5000));
+
+	ct_init(&t, &a);
+	t.mr_fail = 1;			/* rxe's R_Key 0 */
+	rx_fl(&t, 5000, 0, SOFTRC_FLUSH_RANGE);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
+	EXPECT_EQ(0, t.nflush);
+}
+
+/* A duplicate is answered again from its resource, never flushed again. */
+TEST(fl_resp_duplicate_answered_not_run)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	rx_gl(&t, 5000);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5001, 8, false, 8);
+	rx_gl(&t, 5000);
+	EXPECT_EQ(1, t.nflush);
+	ASSERT_EQ(2, t.ntx);
+	EXPECT_TRUE(is_fl_reply(&t.tx[1], 5000));
+	EXPECT_EQ(2, t.tx[1].msn);	/* the MSN as it is now */
+	EXPECT_EQ(1, t.qp.cnt.dup_requests);
+	EXPECT_EQ(1, t.qp.cnt.dup_flushes);
+	EXPECT_EQ(0, t.qp.cnt.dup_atomic_writes);
+	EXPECT_EQ(0, t.qp.cnt.dup_reads);
+	EXPECT_EQ(5002, t.qp.resp.epsn);
+	EXPECT_EQ(2, t.mr_checks);	/* its own and the WRITE's, no other */
+}
+
+/* Recycled by 4 newer ones (4 resources): its duplicate is dropped. */
+TEST(fl_resp_duplicate_without_resource_dropped)
+{
+	struct ct t;
+	int i;
+
+	ct_init(&t, NULL);
+	for (i = 0; i < 5; i++)
+		rx_gl(&t, 5000 + i);
+	EXPECT_EQ(5, t.nflush);
+	t.ntx = 0;
+	rx_gl(&t, 5000);
+	EXPECT_EQ(0, t.ntx);
+	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
+	EXPECT_EQ(0, t.qp.cnt.dup_flushes);
+	rx_gl(&t, 5001);		/* still saved */
+	ASSERT_EQ(1, t.ntx);
+	EXPECT_TRUE(is_fl_reply(&t.tx[0], 5001));
+	EXPECT_EQ(5, t.nflush);
+}
+
+/* An ATOMIC WRITE's resource is no FLUSH's, nor the other way round. */
+TEST(fl_resp_duplicate_type_must_match)
+{
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	p = ct_req(SOFTRC_OP_ATOMIC_WRITE, 5000, 8, true);
+	ct_rx(&t, &p, 0);
+	t.ntx = 0;
+	rx_gl(&t, 5000);
+	EXPECT_EQ(0, t.ntx);
+	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
+	EXPECT_EQ(0, t.nflush);
+
+	ct_init(&t, NULL);
+	rx_gl(&t, 5000);
+	t.ntx = 0;
+	p = ct_req(SOFTRC_OP_ATOMIC_WRITE, 5000, 8, true);
+	ct_rx(&t, &p, 0);
+	EXPECT_EQ(0, t.ntx);
+	EXPECT_EQ(0, t.natomic_write);
+	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
+}
+
+/*
+ * The placement type must be enabled on the QP (rxe: IB_ACCESS_FLUSH_*
+ * in qp_access_flags), else invalid request; remote write is not asked.
+ */
+TEST(fl_resp_type_disabled_invalid_request)
+{
+	struct softrc_core_attr a;
+	struct ct t;
+
+	ct_attr_default(&a);
+	a.remote_deny = SOFTRC_ACCESS_FLUSH_GLOBAL;
+	ct_init(&t, &a);
+	rx_gl(&t, 5000);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
+	EXPECT_EQ(0, t.nflush);
+	EXPECT_EQ(0, t.mr_checks);
+	EXPECT_TRUE(t.errored);
+
+	ct_attr_default(&a);
+	a.remote_deny = SOFTRC_ACCESS_FLUSH_PERSISTENT;
+	ct_init(&t, &a);
+	rx_fl(&t, 5000, SOFTRC_FLUSH_TYPES, SOFTRC_FLUSH_RANGE);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_EQ(0, t.nflush);
+
+	/* GLOBAL alone on that QP is fine; remote write is not needed */
+	ct_attr_default(&a);
+	a.remote_deny = SOFTRC_ACCESS_FLUSH_PERSISTENT |
+			SOFTRC_ACCESS_REMOTE_WRITE | SOFTRC_ACCESS_REMOTE_READ;
+	ct_init(&t, &a);
+	rx_gl(&t, 5000);
+	EXPECT_EQ(1, t.nflush);
+	EXPECT_FALSE(t.errored);
+}
+
+TEST(fl_resp_no_resource_invalid_request)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 0));
+	rx_gl(&t, 5000);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_EQ(0, t.nflush);
+}
+
+/* Bad R_Key, missing flush right, out of range: remote access. */
+TEST(fl_resp_rkey_violation_remote_access)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	t.mr_fail = 1;
+	rx_gl(&t, 5000);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
+	EXPECT_EQ(1, t.qp.cnt.rem_access_naks_sent);
+	EXPECT_EQ(0, t.nflush);
+	EXPECT_EQ(5000, t.qp.resp.epsn);
+	EXPECT_EQ(0, t.qp.resp.res_live);
+	EXPECT_EQ(0, t.qp.resp.msn);
+	EXPECT_TRUE(t.errored);
+}
+
+/* The memory went away between the check and the flush. */
+TEST(fl_resp_memory_gone_remote_access)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	t.atomic_fail = true;
+	rx_gl(&t, 5000);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
+	EXPECT_EQ(1, t.qp.cnt.mem_errors);
+	EXPECT_EQ(0, t.pins);
+	EXPECT_EQ(0, t.bad_puts);
+	EXPECT_TRUE(t.errored);
+}
+
+/* PSN order: a future one is NAKed and not run; in order it is. */
+TEST(fl_resp_psn_gap)
+{
+	struct ct t;
+
+	ct_init(&t, NULL);
+	rx_gl(&t, 5001);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5000));
+	EXPECT_EQ(0, t.nflush);
+	EXPECT_EQ(1, t.qp.cnt.drop_out_of_seq);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, false, 8);
+	rx_gl(&t, 5001);
+	EXPECT_EQ(1, t.nflush);
+	EXPECT_TRUE(is_fl_reply(&t.tx[t.ntx - 1], 5001));
+	EXPECT_EQ(2, t.tx[t.ntx - 1].msn);
+}
+
+/* Behind a paced READ response, its answer waits its PSN turn. */
+TEST(fl_resp_answer_after_queued_read_response)
+{
+	struct ct t;
+	int i;
+
+	ct_init(&t, NULL);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 40 * 1024);
+	ASSERT_EQ(SOFTRC_RESP_INLINE, t.ntx);
+	rx_gl(&t, 5040);
+	EXPECT_EQ(1, t.nflush);		/* executed at once (IBTA 9.5) */
+	EXPECT_EQ(2 * SOFTRC_RESP_INLINE, t.ntx);	/* its answer waits */
+	while (softrc_core_tx_resp(&t.qp, 4) == 4)
+		;
+	ASSERT_EQ(41, t.ntx);
+	for (i = 0; i < 40; i++)
+		EXPECT_EQ(5000 + i, t.tx[i].psn);
+	EXPECT_TRUE(is_fl_reply(&t.tx[40], 5040));
+	EXPECT_EQ(2, t.tx[40].msn);
+}
+
+/* ---- parser ------------------------------------------------------- */
+
+static u8 buf[256];
+
+/* A FLUSH on the wire with @payload bytes (pad to 4) and FETH @bits. */
+static u32 mk_fl(u32 feth_bits, u32 payload)
+{
+	struct softrc_pkt p;
+	u32 n;
+
+	memset(&p, 0, sizeof(p));
+	p.opcode = SOFTRC_OP_FLUSH;
+	p.psn = 77;
+	p.pkey = 0xffff;
+	p.va = 0x10000;
+	p.rkey = 0x1234;
+	p.dma_len = 4096;
+	p.payload_len = payload;
+	n = softrc_build_hdrs(&p, buf);
+	/* the FETH word as a peer may have written it */
+	buf[12] = feth_bits >> 24;
+	buf[13] = feth_bits >> 16;
+	buf[14] = feth_bits >> 8;
+	buf[15] = feth_bits;
+	memset(buf + n, 0x5a, payload + softrc_padcnt(payload));
+	return n + payload + softrc_padcnt(payload) + SOFTRC_ICRC_BYTES;
+}
+
+TEST(fl_parse_layout)
+{
+	struct softrc_pkt in, out;
+	u32 len;
+
+	/* rxe's layout: BTH, FETH at 12, RETH at 16, ICRC: 36 bytes */
+	memset(&in, 0, sizeof(in));
+	in.opcode = SOFTRC_OP_FLUSH;
+	in.psn = 9;
+	in.flush_type = SOFTRC_FLUSH_GLOBAL;
+	in.flush_level = SOFTRC_FLUSH_MR;
+	in.va = 0x1122334455667788ull;
+	in.rkey = 0xabcd;
+	in.dma_len = 0x10000;
+	len = softrc_build_hdrs(&in, buf);
+	EXPECT_EQ(32, len);
+	EXPECT_EQ(0x1c, buf[0]);
+	EXPECT_EQ(0, buf[1] & SOFTRC_BTH_PAD_MASK);
+	/* FETH: selectivity in bits 5..4, placement type in bits 3..0 */
+	EXPECT_EQ(0, buf[12]);
+	EXPECT_EQ(0, buf[13]);
+	EXPECT_EQ(0, buf[14]);
+	EXPECT_EQ(0x11, buf[15]);
+	EXPECT_EQ(0x11, buf[16]);	/* RETH VA, big-endian */
+	EXPECT_EQ(0x88, buf[23]);
+	EXPECT_EQ(0xcd, buf[27]);	/* R_Key */
+	EXPECT_EQ(0x01, buf[29]);	/* DMA length 0x10000 */
+	ASSERT_EQ(SOFTRC_PARSE_OK, softrc_parse(buf, 32, 36, 1024, &out));
+	EXPECT_EQ(SOFTRC_FLUSH_GLOBAL, out.flush_type);
+	EXPECT_EQ(SOFTRC_FLUSH_MR, out.flush_level);
+	EXPECT_EQ(in.va, out.va);
+	EXPECT_EQ(0xabcd, out.rkey);
+	EXPECT_EQ(0x10000, out.dma_len);
+	EXPECT_EQ(0, out.payload_len);
+
+	len = mk_fl(0x02, 0);		/* PERSISTENT, RANGE */
+	ASSERT_EQ(SOFTRC_PARSE_OK, softrc_parse(buf, 32, len, 1024, &out));
+	EXPECT_EQ(SOFTRC_FLUSH_PERSISTENT, out.flush_type);
+	EXPECT_EQ(SOFTRC_FLUSH_RANGE, out.flush_level);
+	/* no placement type: what rxe's kernel requester sends, rxe takes */
+	len = mk_fl(0x10, 0);
+	ASSERT_EQ(SOFTRC_PARSE_OK, softrc_parse(buf, 32, len, 1024, &out));
+	EXPECT_EQ(0, out.flush_type);
+	EXPECT_EQ(SOFTRC_FLUSH_MR, out.flush_level);
+	/* headers not all there: rejected without reading past them */
+	EXPECT_EQ(SOFTRC_PARSE_HDR_NOT_CONTIG,
+		  softrc_parse(buf, 28, len, 1024, &out));
+}
+
+TEST(fl_parse_rejects)
+{
+	static const u32 bad_feth[] = {
+		0x04, 0x08, 0x0f, /* undefined placement types */
+		0x21, 0x31,	/* selectivity levels 2 and 3 (reserved) */
+		0x41, 0x80000001, /* reserved bits */
+	};
+	struct softrc_pkt out;
+	u32 len, i;
+
+	for (i = 0; i < ARRAY_SIZE(bad_feth); i++) {
+		len = mk_fl(bad_feth[i], 0);
+		EXPECT_EQ(SOFTRC_PARSE_FLUSH_FETH,
+			  softrc_parse(buf, 32, len, 1024, &out))
+			TH_LOG("FETH 0x%x", bad_feth[i]);
+	}
+	/* oA19-2: no payload, and so no pad either */
+	len = mk_fl(0x01, 4);
+	EXPECT_EQ(SOFTRC_PARSE_FLUSH_PAYLOAD,
+		  softrc_parse(buf, 32, len, 1024, &out));
+	len = mk_fl(0x01, 1);
+	EXPECT_EQ(SOFTRC_PARSE_FLUSH_PAYLOAD,
+		  softrc_parse(buf, 32, len, 1024, &out));
+	len = mk_fl(0x01, 0);
+	buf[1] |= 1 << SOFTRC_BTH_PAD_SHIFT;	/* pad count, no bytes */
+	EXPECT_EQ(SOFTRC_PARSE_FLUSH_PAYLOAD,
+		  softrc_parse(buf, 32, len, 1024, &out));
+	EXPECT_STREQ("FLUSH_FETH",
+		     softrc_parse_status_name(SOFTRC_PARSE_FLUSH_FETH));
+	EXPECT_STREQ("FLUSH_PAYLOAD",
+		     softrc_parse_status_name(SOFTRC_PARSE_FLUSH_PAYLOAD));
+}
+
+/* The engine NAKs a parser reject at the expected PSN: invalid request. */
+TEST(fl_parse_reject_naks_invalid_request)
+{
+	struct softrc_pkt out;
+	struct ct t;
+	u32 len = mk_fl(0x21, 0);
+
+	ASSERT_EQ(SOFTRC_PARSE_FLUSH_FETH,
+		  softrc_parse(buf, 32, len, 1024, &out));
+	ct_init(&t, NULL);
+	out.psn = 5000;
+	softrc_core_rx_invalid(&t.qp, &out);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_EQ(0, t.nflush);
+	EXPECT_TRUE(t.errored);
+}
+
+/* ---- two engines over a lossy simulated link ------------------------ */
+
+/*
+ * 60 WRs, a FLUSH after every two WRITEs, over a link with loss,
+ * duplication and reordering: all complete with their opcode, every
+ * FLUSH ran exactly once (duplicates answered, never run again), and
+ * when the k-th ran, exactly the WRITEs posted before it were placed.
+ */
+TEST(fl_sim_lossy_link)
+{
+	struct softrc_core_attr a = {
+		.pmtu = 1024, .sq_psn = 0xffffe0, .rq_psn = 7, .pkey = 0xffff,
+		.timeout = 8, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
+	};
+	struct softrc_send_wr wr = {
+		.rkey = 0x200, .send_flags = SOFTRC_SEND_SIGNALED,
+	};
+	u64 written = 0, want[20];
+	struct sim sim;
+	int i, nfl = 0;
+
+	sim_init(&sim, &a, 256 << 10, 47);
+	sim.link.loss = 0.1;
+	sim.link.ack_loss = 0.1;
+	sim.link.dup = 0.05;
+	sim.link.reorder = 0.05;
+	sim.link.jitter_ns = 20000;
+	sim_add_mr(&sim, 1, 0x200, 0, 256 << 10,
+		   SOFTRC_ACCESS_REMOTE_WRITE | SOFTRC_ACCESS_FLUSH_GLOBAL);
+	for (i = 0; i < 60; i++) {
+		wr.wr_id = i;
+		if (i % 3 == 2) {
+			wr.opcode = SOFTRC_WR_FLUSH;
+			wr.flush_type = SOFTRC_FLUSH_GLOBAL;
+			wr.flush_level = nfl & 1 ? SOFTRC_FLUSH_MR :
+						   SOFTRC_FLUSH_RANGE;
+			wr.length = 4096;
+			wr.remote_addr = sim_va(&sim, 1, 0x200, (i - 2) * 2048);
+			ASSERT_LE(0, sim_post_send(&sim, 0, &wr, 0));
+			want[nfl++] = written;
+		} else {
+			wr.opcode = SOFTRC_WR_RDMA_WRITE;
+			wr.length = 2000;
+			wr.remote_addr = sim_va(&sim, 1, 0x200, i * 2048);
+			ASSERT_LE(0, sim_post_send(&sim, 0, &wr, 0));
+			written += 2000;
+		}
+	}
+	ASSERT_TRUE(sim_run(&sim, 1ull << 40));
+	EXPECT_EQ(0, sim.violations);
+	if (sim.violations)
+		TH_LOG("%s", sim.why);
+	EXPECT_LT(0, sim.wire_drops);
+	ASSERT_EQ(60, sim.ep[0].ncqe);
+	for (i = 0; i < 60; i++) {
+		const struct softrc_cqe *c = &sim.ep[0].cqe[i].c;
+
+		EXPECT_EQ(i, c->wr_id);
+		EXPECT_EQ(SOFTRC_WC_SUCCESS, c->status);
+		EXPECT_EQ(i % 3 == 2 ? SOFTRC_WC_FLUSH : SOFTRC_WC_RDMA_WRITE,
+			  c->opcode);
+	}
+	ASSERT_EQ(nfl, sim.ep[1].flushes);
+	for (i = 0; i < nfl; i++)
+		EXPECT_EQ(want[i], sim.ep[1].flush_placed[i]) TH_LOG("flush %d", i);
+	EXPECT_EQ(written, sim.ep[1].placed);
+	EXPECT_LT(0, sim.ep[1].qp.cnt.dup_requests);
+	EXPECT_EQ(0, sim.ep[0].qp.req.rd_out);
+	EXPECT_EQ(0, sim.ep[1].pins);
+	sim_free(&sim);
+}
+
+TEST_HARNESS_MAIN
