@@ -7,8 +7,9 @@
 # with INTEROP_B. Both walk the same test list; in each test one side is
 # the server (it listens on a port of its own) and the other the client
 # (it retries until that port answers), so the two stay in step.
-# Prints "INTEROP <test> ok|fail" lines for the host to collect. The
-# list: RC (ibv_rc_pingpong, perftest, rc_verify), UD and UC
+# Prints "INTEROP <test> ok|skip|fail" lines for the host to collect. The
+# list: RC (ibv_rc_pingpong, perftest, rc_verify, rc_verify -e
+# atomic-write with and without netem), UD and UC
 # (ibv_ud_pingpong, ibv_uc_pingpong, ib_send_bw -c UD) and rdma_cm over
 # QP1 (rping, ucmatose, udaddy, rdma_server/rdma_client, rstream, perftest
 # -R).
@@ -205,6 +206,94 @@ cm() {
 	fi
 }
 
+# ---- ATOMIC WRITE (IBTA 1.5) over the wire --------------------------------
+# rc_verify -e atomic-write: the client (requester) posts ATOMIC WRITEs
+# mixed with FETCH_AND_ADDs, READs and WRITEs on the same words; the
+# results and the server's memory are verified. With netem the client's
+# eth0 duplicates 10% of its frames and the server's loses 5% (ACKs and
+# READ responses: the client retransmits), so the server (responder)
+# sees duplicate requests, ATOMIC WRITEs among them, which it must answer
+# without storing again: its duplicate counter (softrc dup_atomic_writes,
+# rxe duplicate_request) has to move. rxe before Linux 6.2 has no ATOMIC
+# WRITE: where either side is rxe on 6.1 (INTEROP_KVER_A/_B) rc_verify
+# says "# SKIP" and the test is "skip"; anywhere else a skip fails.
+
+# aw_lacking: true when a side cannot do ATOMIC WRITE (rxe on 6.1)
+aw_lacking() {
+	{ [ "${INTEROP_A:-softrc}" = rxe ] && [ "${INTEROP_KVER_A:-6.1}" = 6.1 ]; } ||
+		{ [ "${INTEROP_B:-rxe}" = rxe ] && [ "${INTEROP_KVER_B:-6.1}" = 6.1 ]; }
+}
+
+# aw_dup_count: this device's count of duplicate requests it answered
+aw_dup_count() {
+	if [ "$drv" = softrc ]; then
+		counter "$dev" dup_atomic_writes
+	else
+		counter "$dev" duplicate_request
+	fi
+}
+
+# rcv_aw NAME SERVER [NETEM]: rc_verify -e atomic-write, the server on
+# SERVER; NETEM=netem adds the loss and duplication above
+rcv_aw() {
+	local name=$1$round srv=$2 lossy=${3:-} rc out q='' d0='' d1='' verdict
+	port=$((port + 1))
+	selected "$name" || return 0
+	test_begin "$name"
+	[ "$drv" = rxe ] && q=-Q
+	if [ -n "$lossy" ]; then
+		if [ "$srv" = "$me" ]; then
+			tc qdisc replace dev eth0 root netem loss 5%
+		else
+			tc qdisc replace dev eth0 root netem duplicate 10%
+		fi || echo "# $me: tc netem on eth0 failed"
+		d0=$(aw_dup_count)
+	fi
+	if [ "$srv" = "$me" ]; then
+		out=$(timeout "$(tmo 180)" "$RC_VERIFY" -s -d "$dev" -g "$gid" -p $port -u $ack $q 2>&1)
+	else
+		out=$(timeout "$(tmo 180)" "$RC_VERIFY" -d "$dev" -g "$gid" -p $port -n $((4 * n)) \
+			-S 31 -e atomic-write -B 262144 -M 65536 -u $ack $peer 2>&1)
+	fi
+	rc=$?
+	if [ -n "$lossy" ]; then
+		tc qdisc del dev eth0 root 2>/dev/null
+		d1=$(aw_dup_count)
+		out+=$'\n'"# duplicate requests answered here: ${d0:-?} -> ${d1:-?}"
+		# the responder must have seen (and answered) duplicates
+		if [ "$rc" = 0 ] && [ "$srv" = "$me" ] && ! aw_lacking &&
+		   ! [ "${d1:-0}" -gt "${d0:-0}" ] 2>/dev/null; then
+			out+=$'\n'"# no duplicate request reached this responder under netem"
+			rc=1
+		fi
+	fi
+	verdict=ok
+	if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '# SKIP'; then
+		verdict=skip
+		if ! aw_lacking; then
+			out+=$'\n'"# skipped, but neither side is rxe on 6.1"
+			rc=1
+		fi
+	elif [ "$rc" = 0 ] && [ "$srv" != "$me" ] && aw_lacking; then
+		out+=$'\n'"# ran, but a side is rxe on 6.1 (no ATOMIC WRITE): a stale INTEROP_KVER?"
+		rc=1
+	fi
+	test_end "$name" "$rc"
+	if [ "$rc" = 0 ]; then
+		echo "INTEROP $name $verdict"
+	else
+		printf '%s\n' "$out" | grep -v '^# #  ' | tail -12 | sed "s/^/# $me: /"
+		echo "INTEROP $name fail"
+	fi
+}
+
+# aw_tests SERVER: the ATOMIC WRITE tests with SERVER as server
+aw_tests() {
+	rcv_aw "rc_verify ATOMIC WRITE $((4 * n)) ops, server $1" "$1"
+	rcv_aw "rc_verify ATOMIC WRITE $((4 * n)) ops under netem loss and duplication, server $1" "$1" netem
+}
+# ---- end of ATOMIC WRITE --------------------------------------------------
+
 # tests: the whole list, each test with A and then B as server
 tests() {
 	local s
@@ -219,6 +308,7 @@ tests() {
 		t "ib_read_lat, server $s" $s ib_read_lat -n $((2 * n)) -F -u $ack
 		t "ib_send_lat, server $s" $s ib_send_lat -n $((2 * n)) -F -u $ack
 		rcv "rc_verify $((4 * n)) ops with SEND_WITH_INV on MWs, server $s" $s
+		aw_tests $s
 		t "ibv_ud_pingpong 1 KiB, server $s" $s ibv_ud_pingpong -s 1024 -n $n -c
 		t "ibv_uc_pingpong 4 KiB, server $s" $s ibv_uc_pingpong -s 4096 -n $n -c
 		cm "rping -V, server $s" $s rping -s -a SRV -p PORT -V -C $n -- \
