@@ -18,6 +18,8 @@
 #   INTEROP_ONLY=ERE      run only the tests whose name matches ERE
 #   INTEROP_REPEAT=N      walk the (selected) list N times; names get
 #                         " [round i]" when N > 1
+#   INTEROP_CM_GATE=0     run perftest -R without the preload/cm_gate.so
+#                         shim (see cm() below): shows the race it closes
 #   INTEROP_PCAP=fail|all record each test on eth0 (RoCEv2 headers, 128
 #                         bytes a frame) and print the capture of a failed
 #                         test (all: of every test) on the console as
@@ -63,7 +65,10 @@ only=${INTEROP_ONLY:-}
 ack=$(ack_timeout_for 18)
 export SOFTRC_MIN_ACK_TIMEOUT=$ack
 shim=$REPO/selftests/verbs/preload/ack_timeout.so
-[ -f "$shim" ] || { echo "INTEROP $shim built (make -C selftests/verbs) fail"; exit 1; }
+cm_gate=$REPO/selftests/verbs/preload/cm_gate.so
+for so in "$shim" "$cm_gate"; do
+	[ -f "$so" ] || { echo "INTEROP $so built (make -C selftests/verbs) fail"; exit 1; }
+done
 pcap_mode=${INTEROP_PCAP:-}
 round=
 
@@ -164,12 +169,21 @@ rcv() {
 # says so on TCP port PORT+1000, and only then does the client start (an
 # early client would be rejected by the CM). CM_LISTEN: the port the
 # server listens on, where it is not PORT (udaddy's is fixed).
+# CM_GATE=1 (perftest -R): both run under preload/cm_gate.so with a gate
+# on TCP port PORT+2000 that is open while the server has an rdma_cm
+# listener, and each client rdma_connect() waits for it. perftest -R
+# connects twice, and the server creates the second listener only after
+# a handshake over the first connection; a client that is faster than a
+# loaded server otherwise gets REJ reason 8 (no listener) and perftest's
+# retry crashes (Documentation/interop.rst). CM_LISTEN_DELAY="N SECS":
+# the server's Nth rdma_listen() comes SECS seconds (scaled) late.
 cm() {
-	local name=$1$round srv=$2 out rc sync a addr pid
+	local name=$1$round srv=$2 out rc sync a b addr pid gate
 	local -a scmd=() ccmd=()
 	shift 2
 	port=$((port + 1))
 	sync=$((port + 1000))
+	gate=$((port + 2000))
 	addr=$peer
 	[ "$srv" = "$me" ] && addr=$ip
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -182,6 +196,17 @@ cm() {
 		a=${a//SRV/$addr}
 		ccmd+=("${a//PORT/$port}")
 	done
+	if [ -n "${CM_LISTEN_DELAY:-}" ]; then
+		read -r a b <<<"$CM_LISTEN_DELAY"
+		scmd=(env "SOFTRC_CM_LISTEN_DELAY=$a $(tmo "$b")" "${scmd[@]}")
+	fi
+	if [ "${CM_GATE:-0}" = 1 ] && [ "${INTEROP_CM_GATE:-1}" != 0 ]; then
+		scmd=(env "LD_PRELOAD=$cm_gate" "SOFTRC_CM_GATE_LISTEN=$gate" "${scmd[@]}")
+		ccmd=(env "LD_PRELOAD=$cm_gate" "SOFTRC_CM_GATE_CONNECT=$addr:$gate"
+		      "SOFTRC_CM_GATE_SECS=$(tmo 60)" "${ccmd[@]}")
+	elif [ -n "${CM_LISTEN_DELAY:-}" ]; then
+		scmd=(env "LD_PRELOAD=$cm_gate" "${scmd[@]}")
+	fi
 	selected "$name" || return 0
 	test_begin "$name"
 	if [ "$srv" = "$me" ]; then
@@ -322,15 +347,20 @@ tests() {
 		cm "rstream 4 KiB x $((2 * n)) verified, server $s" $s \
 			rstream -b SRV -p PORT -S 4096 -C $((2 * n)) -T v -- \
 			rstream -s SRV -p PORT -S 4096 -C $((2 * n)) -T v
-		cm "ib_send_bw -R 4 KiB, server $s" $s \
+		CM_GATE=1 cm "ib_send_bw -R 4 KiB, server $s" $s \
 			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack -- \
 			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack SRV
-		cm "ib_write_bw -R 64 KiB, server $s" $s \
+		CM_GATE=1 cm "ib_write_bw -R 64 KiB, server $s" $s \
 			ib_write_bw -R -d "$dev" -x "$gid" -p PORT -s 65536 -n $n -F -u $ack -- \
 			ib_write_bw -R -d "$dev" -x "$gid" -p PORT -s 65536 -n $n -F -u $ack SRV
-		cm "ib_read_lat -R 4 KiB, server $s" $s \
+		CM_GATE=1 cm "ib_read_lat -R 4 KiB, server $s" $s \
 			ib_read_lat -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack -- \
 			ib_read_lat -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack SRV
+		# the server's data listener 3 s late: the gate must hold the
+		# client's REQ back (without it: REJ 8, then perftest crashes)
+		CM_GATE=1 CM_LISTEN_DELAY="2 3" cm "ib_send_bw -R, server's second listen 3 s late, server $s" $s \
+			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack -- \
+			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack SRV
 		t "ib_send_bw -c UD 1 KiB, server $s" $s ib_send_bw -c UD -s 1024 -n $((2 * n)) -F
 	done
 }

@@ -48,7 +48,7 @@ echo "TAP version 13"
 echo "# suite: interop (A $a on $kver_a${SOFTRC_VM_FLAVOR_A:+ $SOFTRC_VM_FLAVOR_A}, B $b on $kver_b${SOFTRC_VM_FLAVOR_B:+ $SOFTRC_VM_FLAVOR_B})"
 envs=(--env INTEROP_A="$a" --env INTEROP_B="$b" --env INTEROP_N="${INTEROP_N:-50}"
 	--env INTEROP_KVER_A="$kver_a" --env INTEROP_KVER_B="$kver_b")
-for v in INTEROP_ONLY INTEROP_REPEAT INTEROP_PCAP SOFTRC_TIME_SCALE; do
+for v in INTEROP_ONLY INTEROP_REPEAT INTEROP_PCAP INTEROP_CM_GATE SOFTRC_TIME_SCALE; do
 	[ -n "${!v:-}" ] && envs+=(--env "$v=${!v}")
 done
 # side_ko SIDE SERIES: the softrc.ko that side loads (empty: the guest's default)
