@@ -285,6 +285,8 @@ rcv_aw() {
 		tc qdisc del dev eth0 root 2>/dev/null
 		d1=$(aw_dup_count)
 		out+=$'\n'"# duplicate requests answered here: ${d0:-?} -> ${d1:-?}"
+		[ "$srv" = "$me" ] &&
+			echo "# $me: $name: duplicate requests answered (${drv}): ${d0:-?} -> ${d1:-?}"
 		# the responder must have seen (and answered) duplicates
 		if [ "$rc" = 0 ] && [ "$srv" = "$me" ] && ! aw_lacking &&
 		   ! [ "${d1:-0}" -gt "${d0:-0}" ] 2>/dev/null; then

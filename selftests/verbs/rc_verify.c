@@ -1817,6 +1817,8 @@ struct awq {
 	struct awop op[SQ_DEPTH];
 	uint32_t head, tail;
 	unsigned long nkind[AW_NR];
+	unsigned long nwait;	/* ops that waited for a READ to complete */
+	uint32_t waited;	/* 1 + the last op that did */
 };
 
 static uint8_t *aw_local(struct cli *cl, uint32_t k)
@@ -1824,8 +1826,8 @@ static uint8_t *aw_local(struct cli *cl, uint32_t k)
 	return cl->local + (uint64_t)(k % SQ_DEPTH) * AW_SLOT;
 }
 
-/* op @k: kind, place and value from the seed; the shadow moves on */
-static void aw_gen(struct cli *cl, struct awop *op, uint32_t k)
+/* op @k: kind, place and value from the seed */
+static void aw_pick(struct awop *op, uint32_t k)
 {
 	struct rng r = rng_for(o.seed, k, 5);
 	uint32_t w = rnd_below(&r, 100);
@@ -1844,8 +1846,16 @@ static void aw_gen(struct cli *cl, struct awop *op, uint32_t k)
 	}
 	if (op->kind == AW_FAA && rnd_below(&r, 2))
 		op->val &= 0xffff;
+	/* a READ completes on its own: aw_post() may wait for it */
 	op->signaled = k == o.count - 1 || k % 16 == 15 ||
-		       rnd_below(&r, 10) < 6;
+		       op->kind == AW_READ || rnd_below(&r, 10) < 6;
+}
+
+/* @op is about to be posted: what it must return; the shadow moves on */
+static void aw_apply(struct cli *cl, struct awop *op)
+{
+	uint32_t k = op->k;
+
 	switch (op->kind) {
 	case AW_AW:
 		memcpy(cl->shadow + op->off, &op->val, 8);
@@ -1869,19 +1879,49 @@ static void aw_gen(struct cli *cl, struct awop *op, uint32_t k)
 	}
 }
 
+/*
+ * A READ still outstanding overlaps [off, off + len): a responder answers
+ * a duplicate READ (the requester resent it, or the wire doubled it) by
+ * reading again (IBTA vol. 1, 9.7.5.1), so an op that changes those bytes
+ * behind it could change what the READ returns. Such an op is posted only
+ * once the READ has completed: what IBV_SEND_FENCE would do, kept here in
+ * the test because rxe 6.12 as the requester did not finish with fenced
+ * WRs under netem loss (3 runs of 3; not chased further).
+ */
+static bool aw_read_overlaps(const struct awq *q, uint32_t off, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = q->tail; i != q->head; i++) {
+		const struct awop *r = &q->op[i % SQ_DEPTH];
+
+		if (r->kind == AW_READ && r->off < off + len && off < r->off + r->len)
+			return true;
+	}
+	return false;
+}
+
 static void aw_post(struct cli *cl, struct awq *q, uint32_t *k, uint32_t last)
 {
 	struct ibv_qp_ex *x = c.qpx;
 	uint32_t n = 0;
 	int err;
 
-	ibv_wr_start(x);
 	while (*k < last && q->head - q->tail < SQ_DEPTH - 1 && n < AW_BATCH) {
 		struct awop *op = &q->op[q->head % SQ_DEPTH];
 		uint8_t *l = aw_local(cl, *k);
 		uint64_t ra;
 
-		aw_gen(cl, op, *k);
+		aw_pick(op, *k);
+		if (op->kind != AW_READ && aw_read_overlaps(q, op->off, op->len)) {
+			if (q->waited != *k + 1)
+				q->nwait++;
+			q->waited = *k + 1;
+			break;
+		}
+		aw_apply(cl, op);
+		if (!n)
+			ibv_wr_start(x);
 		ra = cl->peer.addr + op->off;
 		x->wr_id = *k;
 		x->wr_flags = op->signaled ? IBV_SEND_SIGNALED : 0;
@@ -1909,6 +1949,8 @@ static void aw_post(struct cli *cl, struct awq *q, uint32_t *k, uint32_t last)
 		(*k)++;
 		n++;
 	}
+	if (!n)
+		return;
 	err = ibv_wr_complete(x);
 	if (err)
 		bail("ibv_wr_complete (%u WRs up to op %u): %s", n, *k,
@@ -2011,6 +2053,7 @@ static void client_atomic_write(void)
 	diag("%u ops in %.2f s", k, now() - t0);
 	for (i = 0; i < AW_NR; i++)
 		diag("  %-22s %lu", aw_name[i], q->nkind[i]);
+	diag("  waited for a READ      %lu", q->nwait);
 	result(!errs && k == o.count && q->nkind[AW_AW] > 0,
 	       "%u ops, %lu of them ATOMIC WRITE: every CQE (IBV_WC_ATOMIC_WRITE, 8 bytes), FETCH_AND_ADD original and READ as expected",
 	       k, q->nkind[AW_AW]);

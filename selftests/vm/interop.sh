@@ -20,7 +20,9 @@
 #   INTEROP_B=softrc SOFTRC_KVER_A=6.1 SOFTRC_KVER_B=6.12 selftests/vm/interop.sh
 #
 # Environment: INTEROP_A, INTEROP_B, INTEROP_N (iterations, 50),
-# INTEROP_TIMEOUT (pair run limit, s), and for chasing one test
+# INTEROP_TIMEOUT (pair run limit, s); the guests also get INTEROP_KVER_A/_B
+# (an rxe on 6.1 has no ATOMIC WRITE: those tests may say skip, which
+# counts as "# SKIP" here) and INTEROP_CM_GATE; for chasing one test
 # INTEROP_ONLY (ERE of test names), INTEROP_REPEAT (rounds),
 # INTEROP_PCAP=fail|all with INTEROP_PCAP_DIR (default /tmp/interop-pcap):
 # each guest's capture of a failed (all: every) test is written there as

@@ -13,7 +13,7 @@
  * nothing listens on that port), and perftest's retry after
  * RDMA_CM_EVENT_REJECTED uses the CM IDs it has just destroyed: it
  * crashes in librdmacm ("general protection" in the kernel log). Both
- * are perftest's (fixed upstream after 4.5-0.20); see
+ * are perftest's (the retry was fixed upstream in December 2025); see
  * Documentation/interop.rst.
  *
  * The gate is a TCP port that is open exactly while an rdma_cm listener
