@@ -249,12 +249,13 @@ aw_lacking() {
 		{ [ "${INTEROP_B:-rxe}" = rxe ] && [ "${INTEROP_KVER_B:-6.1}" = 6.1 ]; }
 }
 
-# aw_dup_count: this device's count of duplicate requests it answered
-aw_dup_count() {
+# aw_dup_counter: the counter of duplicates this responder answered
+# (softrc counts duplicate ATOMIC WRITEs apart, rxe only all duplicates)
+aw_dup_counter() {
 	if [ "$drv" = softrc ]; then
-		counter "$dev" dup_atomic_writes
+		echo dup_atomic_writes
 	else
-		counter "$dev" duplicate_request
+		echo duplicate_request
 	fi
 }
 
@@ -272,7 +273,7 @@ rcv_aw() {
 		else
 			tc qdisc replace dev eth0 root netem duplicate 10%
 		fi || echo "# $me: tc netem on eth0 failed"
-		d0=$(aw_dup_count)
+		d0=$(counter "$dev" "$(aw_dup_counter)")
 	fi
 	if [ "$srv" = "$me" ]; then
 		out=$(timeout "$(tmo 180)" "$RC_VERIFY" -s -d "$dev" -g "$gid" -p $port -u $ack $q 2>&1)
@@ -283,10 +284,10 @@ rcv_aw() {
 	rc=$?
 	if [ -n "$lossy" ]; then
 		tc qdisc del dev eth0 root 2>/dev/null
-		d1=$(aw_dup_count)
-		out+=$'\n'"# duplicate requests answered here: ${d0:-?} -> ${d1:-?}"
+		d1=$(counter "$dev" "$(aw_dup_counter)")
+		out+=$'\n'"# $drv $(aw_dup_counter): ${d0:-?} -> ${d1:-?}"
 		[ "$srv" = "$me" ] &&
-			echo "# $me: $name: duplicate requests answered (${drv}): ${d0:-?} -> ${d1:-?}"
+			echo "# $me: $name: $drv $(aw_dup_counter) ${d0:-?} -> ${d1:-?}"
 		# the responder must have seen (and answered) duplicates
 		if [ "$rc" = 0 ] && [ "$srv" = "$me" ] && ! aw_lacking &&
 		   ! [ "${d1:-0}" -gt "${d0:-0}" ] 2>/dev/null; then
