@@ -129,6 +129,7 @@ struct opts {
 	bool verbose;
 	bool rxe_quirks;
 	bool sig_all;	/* -A: sq_sig_all QP, no WR asks for a completion */
+	bool aw_no_write;	/* -w: atomic-write without RDMA WRITEs */
 	uint32_t flow_label;
 };
 
@@ -1836,6 +1837,15 @@ static void aw_pick(struct awop *op, uint32_t k)
 	op->k = k;
 	op->kind = w < 55 ? AW_AW : w < 75 ? AW_FAA : w < 90 ? AW_READ :
 		   AW_WRITE;
+	/*
+	 * -w: ATOMIC WRITEs instead of WRITEs. A responder acknowledges a
+	 * duplicate WRITE with a plain ACK at its newest PSN (rxe and softrc
+	 * alike), which may be that of a READ in flight; rxe 6.12 as the
+	 * requester completes that READ on the ACK, without its data
+	 * (Documentation/interop.rst).
+	 */
+	if (op->kind == AW_WRITE && o.aw_no_write)
+		op->kind = AW_AW;
 	op->off = 8 * rnd_below(&r, AW_WORDS);
 	op->len = 8;
 	op->val = rnd(&r);
@@ -2307,6 +2317,7 @@ static void usage(void)
 	     "  -O PREFIX  -q/-E: each life's output to PREFIX.CONN.LIFE\n"
 	     "  -i MODE    SEND_WITH_INV target: auto (memory windows if any) mw mr off\n"
 	     "  -L LABEL   GRH flow label given to modify_qp, as is (0)\n"
+	     "  -w         atomic-write: no RDMA WRITE in the mix (see aw_pick())\n"
 	     "  -A         the client's QP is sq_sig_all and no WR sets\n"
 	     "             IBV_SEND_SIGNALED: each must still complete\n"
 	     "  -Q         server on Linux rxe 6.1: accept its kernel-valued\n"
@@ -2331,7 +2342,7 @@ int main(int argc, char **argv)
 {
 	int ch, i;
 
-	while ((ch = getopt(argc, argv, "sd:g:p:n:S:M:m:u:r:R:T:D:B:q:E:O:e:i:L:vQAh")) != -1) {
+	while ((ch = getopt(argc, argv, "sd:g:p:n:S:M:m:u:r:R:T:D:B:q:E:O:e:i:L:vQAwh")) != -1) {
 		switch (ch) {
 		case 's': o.server = true; break;
 		case 'd': o.dev = optarg; break;
@@ -2365,6 +2376,7 @@ int main(int argc, char **argv)
 		case 'v': o.verbose = true; break;
 		case 'Q': o.rxe_quirks = true; break;
 		case 'A': o.sig_all = true; break;
+		case 'w': o.aw_no_write = true; break;
 		case 'L': o.flow_label = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default: usage();
 		}
