@@ -86,8 +86,8 @@ KSUFFIX		:= -$(KVER)
 VM_KO_ARGS	:= --env SOFTRC_KO=$(MODTOP)/drivers/infiniband/sw/softrc/softrc.ko \
 		   --env SOFTRC_KMOD_DIR=$(TOP)/build/$(KVER)/kmod
 endif
-# tools/vm/run.sh on KVER's kernel with the modules built for it
-VM_RUN		= SOFTRC_KVER=$(KVER) tools/vm/run.sh $(VM_KO_ARGS)
+# tools/testing/vm/run.sh on KVER's kernel with the modules built for it
+VM_RUN		= SOFTRC_KVER=$(KVER) tools/testing/vm/run.sh $(VM_KO_ARGS)
 # What `make check` runs on each kernel: on KVER's (6.1 by default) every
 # VM suite and interop; on the other (6.12) the named set below and
 # interop with that kernel's rxe. CI's 80 minutes hold one full VM set,
@@ -109,7 +109,7 @@ endif
 endif
 MODDIR		:= drivers/infiniband/sw/softrc
 SRC_FILES	= $(shell git ls-files '$(MODDIR)/*.[ch]' 'include/*.h' 2>/dev/null)
-SUMMARY		:= $(TOP)/tools/testing/ktap-summary
+SUMMARY		:= $(TOP)/tools/testing/ktap/ktap-summary
 RESULTS		:= $(TOP)/build/results
 
 .PHONY: all modules deps clean check check-host check-vm check-harness \
@@ -212,7 +212,7 @@ check: deps
 	@$(call RUN_STEP,bench-tools,tools/bench/curves-selftest.sh)
 	@$(call RUN_STEP,resraw,$(MAKE) -s -C tools/resraw check)
 	@$(call RUN_STEP,docs,tools/testing/rst-check.sh)
-	@$(call RUN_STEP,harness,SOFTRC_KVER=$(KVER) selftests/harness/vm_harness.sh)
+	@$(call RUN_STEP,harness,SOFTRC_KVER=$(KVER) tools/testing/harness/vm_harness.sh)
 	@$(foreach k,$(CHECK_KVERS),$(call KVER_STEP,check-vm,$(k),$(if \
 		$(filter $(k),$(KVER)),,VM_SUITES="$(CHECK_SUITES_$(k))"));)
 	@$(foreach k,$(CHECK_KVERS),$(call KVER_STEP,check-interop,$(k));)
@@ -231,7 +231,7 @@ check-host:
 
 check-harness:
 	@mkdir -p $(RESULTS)
-	@$(call RUN_STEP,harness$(KSUFFIX),SOFTRC_KVER=$(KVER) selftests/harness/vm_harness.sh)
+	@$(call RUN_STEP,harness$(KSUFFIX),SOFTRC_KVER=$(KVER) tools/testing/harness/vm_harness.sh)
 
 # All VM suites run in one guest boot (on KVER's kernel); the guest's own
 # verdict (finished, kernel log clean) becomes two more results.
@@ -241,7 +241,7 @@ check-vm: modules verbs
 	@$(VM_RUN) --timeout 3000 $(if $(VM_SUITES),--env SOFTRC_VM_SUITES="$(VM_SUITES)") \
 		-- selftests/vm/run_all.sh 2>&1 | \
 		tee $(VM_RES).log; echo "$${PIPESTATUS[0]}" > $(VM_RES).status
-	@tools/testing/vm-ktap $(VM_RES).log $(VM_RES).status \
+	@tools/testing/ktap/vm-ktap $(VM_RES).log $(VM_RES).status \
 		> $(VM_RES).ktap
 
 # libibverbs test programs the VM suites run (selftests/verbs/*.c, and

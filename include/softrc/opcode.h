@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The opcode list: RC (IBTA Vol 1 §9.2.1 table 35; seed 004 §5.1), UC
+ * The opcode list: RC (IBTA Vol 1 §9.2.1 table 35), UC
  * (the SEND and WRITE subset of RC, at 0x20 + the RC code) and the UD
  * SENDs (§9.2.1; the GSI QP's MADs travel as UD too).
  *

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
+ * SOFTRC_XMACRO_TABLE (see `make style`)
+ *
  * Raw restrack records: the bytes `rdma resource show qp|cq|mr -r` prints
  * (RDMA_NLDEV_ATTR_RES_RAW) for a softrc object, and that
  * tools/resraw/softrc-resraw decodes back into named fields.
@@ -18,7 +20,11 @@
  *
  * State fields carry the engine's enum values (core/qp.h: enum
  * softrc_qp_state, softrc_req_state, softrc_resp_state); the decoder
- * names them with the core's own name tables.
+ * names them with the core's own name tables. The values of the module's
+ * own enums (CQ notify, MR kind and state) come from one list each,
+ * X(constant, value, name), that both sides expand: into the enum here,
+ * and into a name table (SOFTRC_RESRAW_NAME) in the module's -dd output
+ * and in the decoder, so a value has one name everywhere.
  */
 #ifndef SOFTRC_RESRAW_H
 #define SOFTRC_RESRAW_H
@@ -34,6 +40,11 @@ enum softrc_resraw_kind {
 	SOFTRC_RESRAW_CQ = 2,
 	SOFTRC_RESRAW_MR = 3,
 };
+
+/* an X(constant, value, name) list's enum members, and its name table */
+#define SOFTRC_RESRAW_ENUM(c, v, name)	c = v,
+#define SOFTRC_RESRAW_NAME(c, v, name)					\
+	[c] = name,
 
 /* hdr.flags */
 #define SOFTRC_RESRAW_F_KEYS	BIT(0)	/* MR key and iova filled in */
@@ -114,11 +125,14 @@ struct softrc_resraw_qp {
 	__le64 rnr_naks_rcvd;
 };
 
-/* cq.notify */
+/* cq.notify: how the CQ is armed (ib_req_notify_cq()) */
+#define SOFTRC_RESRAW_NOTIFY_LIST(X)					\
+	X(SOFTRC_RESRAW_NOTIFY_OFF, 0, "off")				\
+	X(SOFTRC_RESRAW_NOTIFY_NEXT, 1, "next")				\
+	X(SOFTRC_RESRAW_NOTIFY_SOLICITED, 2, "solicited")
+
 enum softrc_resraw_notify {
-	SOFTRC_RESRAW_NOTIFY_OFF = 0,
-	SOFTRC_RESRAW_NOTIFY_NEXT = 1,
-	SOFTRC_RESRAW_NOTIFY_SOLICITED = 2,
+	SOFTRC_RESRAW_NOTIFY_LIST(SOFTRC_RESRAW_ENUM)
 };
 
 /**
@@ -143,19 +157,25 @@ struct softrc_resraw_cq {
 	u8 reserved;
 };
 
-/* mr.mr_kind */
+/* mr.mr_kind: how the MR was made */
+#define SOFTRC_RESRAW_MR_KIND_LIST(X)					\
+	X(SOFTRC_RESRAW_MR_USER, 1, "user")				\
+	X(SOFTRC_RESRAW_MR_DMA, 2, "dma")				\
+	X(SOFTRC_RESRAW_MR_FAST_REG, 3, "fast_reg")			\
+	X(SOFTRC_RESRAW_MR_KERNEL, 4, "kernel")
+
 enum softrc_resraw_mr_kind {
-	SOFTRC_RESRAW_MR_USER = 1,
-	SOFTRC_RESRAW_MR_DMA = 2,
-	SOFTRC_RESRAW_MR_FAST_REG = 3,
-	SOFTRC_RESRAW_MR_KERNEL = 4,
+	SOFTRC_RESRAW_MR_KIND_LIST(SOFTRC_RESRAW_ENUM)
 };
 
 /* mr.mr_state */
+#define SOFTRC_RESRAW_MR_STATE_LIST(X)					\
+	X(SOFTRC_RESRAW_MR_VALID, 1, "valid")				\
+	X(SOFTRC_RESRAW_MR_INVALID, 2, "invalid")			\
+	X(SOFTRC_RESRAW_MR_DEAD, 3, "dead")
+
 enum softrc_resraw_mr_state {
-	SOFTRC_RESRAW_MR_VALID = 1,
-	SOFTRC_RESRAW_MR_INVALID = 2,
-	SOFTRC_RESRAW_MR_DEAD = 3,
+	SOFTRC_RESRAW_MR_STATE_LIST(SOFTRC_RESRAW_ENUM)
 };
 
 /**

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The spec's worked examples (shared/seeds) replayed step by step on the
+ * Worked examples of the RC rules (IBTA Vol 1 §9.7; Documentation/
+ * softrc.rst, "The protocol core") replayed step by step on the
  * simulator or on a hand-driven QP, asserting each step's observable.
  *
  * Context: host user space only.
@@ -77,7 +78,7 @@ static struct softrc_send_wr wr_of(u64 id, u8 op, u32 len, u64 raddr)
 	return wr;
 }
 
-/* seed 000: drop the READ's first responses and the early ACK (MSN 2) */
+/* drop the READ's first responses and the early ACK (MSN 2) */
 static bool seed000_filter(struct sim *sim, int src, const struct softrc_pkt *pkt,
 			   void *arg)
 {
@@ -93,7 +94,8 @@ static bool seed000_filter(struct sim *sim, int src, const struct softrc_pkt *pk
 }
 
 /*
- * Seed 000, all 11 steps: SEND, SEND, READ (8 KiB), SEND; the READ's
+ * Lost READ responses, implied NAK (softrc.rst, "Protocol decisions"),
+ * all 11 steps: SEND, SEND, READ (8 KiB), SEND; the READ's
  * response is lost; the ACK with MSN 4 retires exactly two WRs; implied
  * NAK; go-back-N from 102; duplicates not re-executed; MSN stays 4; the
  * READ and the SEND behind it complete in one burst.
@@ -224,9 +226,9 @@ static bool drop_psn_once(struct sim *sim, int src, const struct softrc_pkt *pkt
 }
 
 /*
- * Seed 002, go-back-N: a 16 KiB WRITE at 4 KiB MTU loses PSN 1001; one
- * NAK names 1001, 1002 and 1003 are dropped, 1001..1003 are resent, one
- * ACK for 1003 retires everything.
+ * Go-back-N (softrc.rst, "The protocol core"): a 16 KiB WRITE at 4 KiB
+ * MTU loses PSN 1001; one NAK names 1001, 1002 and 1003 are dropped,
+ * 1001..1003 are resent, one ACK for 1003 retires everything.
  */
 TEST(seed002_write_loses_1001_go_back_n)
 {
@@ -299,7 +301,7 @@ static bool drop_first_ack(struct sim *sim, int src, const struct softrc_pkt *pk
 	return false;
 }
 
-/* Seed 002, lost ACK: timeout, resend from the oldest PSN, duplicate. */
+/* Lost ACK: timeout (§9.7.6.1.3), resend from the oldest PSN, duplicate. */
 TEST(seed002_lost_ack_timeout)
 {
 	struct sim sim;
@@ -343,7 +345,7 @@ TEST(seed002_lost_ack_timeout)
 	sim_free(&sim);
 }
 
-/* Seed 002 step 7 last sentence: retry count exhausted: QP to ERROR. */
+/* Retry count exhausted (§9.7.6.1.3): QP to ERROR. */
 TEST(seed002_retry_exhausted_error)
 {
 	struct softrc_core_attr attr;
@@ -372,7 +374,7 @@ TEST(seed002_retry_exhausted_error)
 	EXPECT_EQ(3, t.qp.cnt.timeouts);
 }
 
-/* Seed 003: a 12 KiB WRITE at 4 KiB MTU in three packets. */
+/* A 12 KiB WRITE at 4 KiB MTU in three packets (§9.4). */
 TEST(seed003_write_12k_three_packets)
 {
 	struct sim sim;
@@ -422,7 +424,7 @@ TEST(seed003_write_12k_three_packets)
 	sim_free(&sim);
 }
 
-/* Seed 004 Q1: PSN wrap-around arithmetic and a run across the wrap. */
+/* PSN wrap-around arithmetic and a run across the wrap (§9.7.2). */
 TEST(seed004_q1_psn_wrap)
 {
 	struct sim sim;
@@ -451,7 +453,7 @@ TEST(seed004_q1_psn_wrap)
 	sim_free(&sim);
 }
 
-/* Seed 004 Q2: 10 KB WRITE at 4 KB MTU: FIRST+RETH, MIDDLE, LAST+AckReq. */
+/* 10 KB WRITE at 4 KB MTU: FIRST+RETH, MIDDLE, LAST+AckReq (§9.4). */
 TEST(seed004_q2_write_10k_fragmentation)
 {
 	struct ct t;
@@ -483,7 +485,7 @@ static void rx_send_write_imm(struct ct *t)
 	softrc_core_rx_flush(&t->qp);
 }
 
-/* Seed 004 §5.x table: SEND/WRITE duplicates are re-ACKed only. */
+/* SEND/WRITE duplicates are re-ACKed only (C9-105). */
 TEST(seed004_dup_send_write_reacked_not_reexecuted)
 {
 	struct ct t;
@@ -508,7 +510,7 @@ TEST(seed004_dup_send_write_reacked_not_reexecuted)
 	EXPECT_EQ(2, t.qp.resp.rq_head);
 }
 
-/* Seed 004 §5.x: a duplicate READ re-reads memory from its own PSN. */
+/* A duplicate READ re-reads memory from its own PSN ("Protocol decisions"). */
 TEST(seed004_dup_read_rereads_from_dup_psn)
 {
 	struct ct t;
@@ -540,7 +542,7 @@ TEST(seed004_dup_read_rereads_from_dup_psn)
 	EXPECT_EQ(1, t.qp.cnt.dup_reads);
 }
 
-/* Seed 004 §5.x: a duplicate ATOMIC replays the saved value. */
+/* A duplicate ATOMIC replays the saved value ("Protocol decisions"). */
 TEST(seed004_dup_atomic_replays_saved_value)
 {
 	struct ct t;
@@ -562,7 +564,7 @@ TEST(seed004_dup_atomic_replays_saved_value)
 	EXPECT_EQ(1, t.qp.cnt.dup_atomics);
 }
 
-/* Seed 004 §5.x: a duplicate without its saved resource is dropped. */
+/* A duplicate without its saved resource is dropped ("Protocol decisions"). */
 TEST(seed004_dup_too_old_dropped)
 {
 	struct ct t;
@@ -579,7 +581,7 @@ TEST(seed004_dup_too_old_dropped)
 	EXPECT_EQ(0, t.natomic);
 }
 
-/* Seed 004 §5.3: no receive WQE: RNR NAK, back-off, retry, success. */
+/* No receive WQE: RNR NAK, back-off (table 45), retry, success. */
 TEST(seed004_rnr_wait_and_retry)
 {
 	struct sim sim;
@@ -613,7 +615,7 @@ TEST(seed004_rnr_wait_and_retry)
 	sim_free(&sim);
 }
 
-/* Seed 004 §5.3: rnr_retry exhausted: RNR_RETRY_EXC_ERR, QP in ERROR. */
+/* rnr_retry exhausted: RNR_RETRY_EXC_ERR, QP in ERROR (table 45). */
 TEST(seed004_rnr_retry_exhausted)
 {
 	struct softrc_core_attr attr;
@@ -638,7 +640,7 @@ TEST(seed004_rnr_retry_exhausted)
 	EXPECT_EQ(1, t.qp.cnt.rnr_retry_exceeded);
 }
 
-/* Seed 004 §5.y: responder credits = free receive WQEs, or 31. */
+/* Responder credits = free receive WQEs (table 44), or 31. */
 TEST(seed004_credits_reported)
 {
 	struct ct t;
@@ -661,7 +663,7 @@ TEST(seed004_credits_reported)
 	EXPECT_EQ(SOFTRC_AETH_ACK | 31, t.tx[1].syndrome);
 }
 
-/* Seed 004 §5.y: SSN > LSN stops receive-consuming WRs; the probe. */
+/* SSN > LSN stops receive-consuming WRs; the probe ("The protocol core"). */
 TEST(seed004_credits_limit_and_probe)
 {
 	struct ct t;
@@ -691,7 +693,7 @@ TEST(seed004_credits_limit_and_probe)
 	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_ONLY, t.tx[4].opcode);
 }
 
-/* Seed 004 §5.y: credit field 31 (rxe) means unlimited. */
+/* Credit field 31 (rxe) means unlimited (table 44). */
 TEST(seed004_credits_31_unlimited)
 {
 	struct ct t;

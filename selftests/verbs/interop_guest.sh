@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Guest half of selftests/vm/interop.sh, run in both VMs of
-# tools/vm/run-pair.sh (SOFTRC_VM_NAME=A|B, NIC eth0, nothing else on the
+# tools/testing/vm/run-pair.sh (SOFTRC_VM_NAME=A|B, NIC eth0, nothing else on the
 # link). A is 10.0.0.1 with driver INTEROP_A (softrc|rxe), B is 10.0.0.2
 # with INTEROP_B. Both walk the same test list; in each test one side is
 # the server (it listens on a port of its own) and the other the client

@@ -28,12 +28,49 @@ topo_up_initnet() {
 	topo_wait_gids
 }
 
-# t SECONDS CMD...: CMD under a scaled timeout (SIGKILL 5 s after TERM)
+# dstate_report: every task in uninterruptible sleep with its kernel stack
+# (KTAP diagnostics): what a hung kernel path is waiting for
+dstate_report() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(awk '{ print $3 }' "$p/stat" 2>/dev/null)" = D ] || continue
+		echo "# D task ${p##*/} $(cat "$p/comm" 2>/dev/null):"
+		sed 's/^/#   /' "$p/stack" 2>/dev/null | head -16
+	done
+}
+
+# t SECONDS CMD...: CMD under a scaled timeout (SIGKILL 5 s after TERM).
+# A command stuck in the kernel (uninterruptible sleep) outlives SIGKILL,
+# and timeout(1) would wait for it for ever: t gives up on it 20 s after
+# the kill, prints the D tasks' stacks and returns 124, so a hung kernel
+# path is a `not ok` with its stack, never a stuck suite. CMD's output
+# goes through files, which a stuck CMD cannot hold open for a caller's
+# $(...).
 t() {
-	local s
+	local s pid end o e rc
 	s=$(tmo "$1")
 	shift
-	timeout -k 5 "$s" "$@"
+	o=$(mktemp) e=$(mktemp)
+	timeout -k 5 "$s" "$@" >"$o" 2>"$e" &
+	pid=$!
+	end=$((SECONDS + ${s%.*} + 25))
+	while kill -0 "$pid" 2>/dev/null && ((SECONDS < end)); do
+		sleep 0.5
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		cat "$o"
+		cat "$e" >&2
+		echo "# hung in the kernel after ${s}s and SIGKILL: $*"
+		dstate_report
+		rm -f "$o" "$e"
+		return 124
+	fi
+	wait "$pid"
+	rc=$?
+	cat "$o"
+	cat "$e" >&2
+	rm -f "$o" "$e"
+	return $rc
 }
 
 # w FILE VALUE: a configfs/sysfs write that says what failed

@@ -97,6 +97,17 @@ check "modinfo softrc: the installed module, version $version" modinfo_ok update
 check "installed: softrc-links, its unit and udev rule" \
 	test -x /usr/sbin/softrc-links -a -f /lib/systemd/system/softrc-links.service -a \
 	-f /lib/udev/rules.d/99-softrc-links.rules
+# udev and systemd run softrc-links on systems whose /bin/sh is dash or
+# busybox: it must be POSIX sh
+posix_sh() {
+	[ "$(head -n 1 "$1")" = "#!/bin/sh" ] && shellcheck -s sh "$1"
+}
+if command -v shellcheck >/dev/null; then
+	check "softrc-links is POSIX sh (#!/bin/sh, shellcheck -s sh)" \
+		posix_sh /usr/sbin/softrc-links
+else
+	ok "softrc-links is POSIX sh # SKIP no shellcheck"
+fi
 if command -v systemd-analyze >/dev/null; then
 	check "systemd-analyze verify softrc-links.service" \
 		bash -c '! systemd-analyze verify /lib/systemd/system/softrc-links.service 2>&1 | grep softrc'

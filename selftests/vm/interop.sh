@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Interop on the wire with Linux rdma_rxe. Runs on the HOST (run_all.sh
-# skips it; `make check-interop` runs it): tools/vm/run-pair.sh boots two
+# skips it; `make check-interop` runs it): tools/testing/vm/run-pair.sh boots two
 # VMs joined by a QEMU socket network, VM A loads INTEROP_A (default
 # softrc), VM B INTEROP_B (default rxe; the two drivers cannot share a
 # kernel). Then ibv_rc_pingpong, perftest write/read/send/atomic/lat,
@@ -11,7 +11,7 @@
 # (selftests/verbs/interop_guest.sh). INTEROP_A=rxe validates the pair.
 # Each VM runs its own kernel: SOFTRC_KVER_A / SOFTRC_KVER_B (series, 6.1 or
 # 6.12, default SOFTRC_KVER, else 6.1) and SOFTRC_VM_FLAVOR_A/_B
-# (tools/vm/run-pair.sh; make check-debug runs A on the debug kernel). A
+# (tools/testing/vm/run-pair.sh; make check-debug runs A on the debug kernel). A
 # softrc VM loads SOFTRC_KO_A / SOFTRC_KO_B, default SOFTRC_KO (a softrc.ko
 # to load instead of the tree's), default the tree's softrc.ko on 6.1 and
 # build/SERIES/mod/drivers/infiniband/sw/softrc/softrc.ko on another series
@@ -74,7 +74,7 @@ for side in A:$a:$ko_a B:$b:$ko_b; do
 		echo "# VM $s: no $k (make KVER=SERIES builds it)"
 	fi
 done
-tools/vm/run-pair.sh --timeout "${INTEROP_TIMEOUT:-900}" --mem 1024 "${envs[@]}" \
+tools/testing/vm/run-pair.sh --timeout "${INTEROP_TIMEOUT:-900}" --mem 1024 "${envs[@]}" \
 	-- selftests/verbs/interop_guest.sh selftests/verbs/interop_guest.sh >"$log" 2>&1 &
 pair=$!
 

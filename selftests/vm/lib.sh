@@ -3,7 +3,7 @@
 #
 # Shared helpers for the VM suites: KTAP output, polling waits, module
 # loading and topology set-up. Sourced by each suite; runs in the guest
-# as root (tools/vm/run.sh), never on the host.
+# as root (tools/testing/vm/run.sh), never on the host.
 
 SELFTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$SELFTEST_DIR/../.." && pwd -P)

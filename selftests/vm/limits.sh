@@ -17,9 +17,11 @@
 #   overrun: completions into a full CQ: one CQ_ERR, one QP_FATAL, the QP
 #     in ERROR, the losses counted (cq_overruns, cq_wc_dropped)
 #   udata: QUERY_DEVICE_EX with zeroed driver data
-#   srq limit: selftests/verbs/kmod/softrc_srq_test.ko, a kernel ULP whose
+#   srq: selftests/verbs/kmod/softrc_srq_test.ko, a kernel ULP whose
 #     SRQ limit event handler posts to the QP at once (H4: the event is no
-#     longer dispatched under that QP's lock)
+#     longer dispatched under that QP's lock), then ib_drain_qp() on that
+#     SRQ QP, which needs IB_EVENT_QP_LAST_WQE_REACHED (6.10 on: a 60 s
+#     wait without it)
 #   qpmem: the kernel memory 256 RC QPs took comes back when they are
 #     destroyed (tools/bench/qpmem, which make bench runs for its figure)
 #   memcg: a large QP's memory is charged to its creator's memory cgroup
@@ -214,9 +216,9 @@ srq_kmod() {
 }
 if [ -e "$KMOD_DIR/softrc_srq_test.ko" ]; then
 	if srq_kmod; then
-		ok "srq limit: a kernel handler may post to the QP at once"
+		ok "srq: a kernel handler may post to the QP at once; ib_drain_qp gets Last WQE Reached"
 	else
-		not_ok "srq limit: a kernel handler may post to the QP at once"
+		not_ok "srq: a kernel handler may post to the QP at once; ib_drain_qp gets Last WQE Reached"
 	fi
 else
 	ok "srq limit # SKIP softrc_srq_test.ko not built"

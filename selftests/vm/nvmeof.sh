@@ -91,15 +91,11 @@ export -f nvme_ios
 
 # hang_report: what the host's NVMe stack is doing (KTAP diagnostics)
 hang_report() {
-	local c p
+	local c
 	for c in /sys/class/nvme/nvme*; do
 		[ -e "$c/state" ] && echo "# $topo: ${c##*/} state $(cat "$c/state")"
 	done
-	for p in /proc/[0-9]*; do
-		[ "$(awk '{ print $3 }' "$p/stat" 2>/dev/null)" = D ] || continue
-		echo "# D task ${p##*/} $(cat "$p/comm"):"
-		sed 's/^/#   /' "$p/stack" 2>/dev/null | head -12
-	done
+	dstate_report
 }
 
 # target_up IP: null_blk disk, subsystem, namespace, rdma port IP:4420

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Runs every VM suite in this directory, in one guest boot (by
-# `make check` through tools/vm/run.sh). Each suite prints KTAP; kernel
+# `make check` through tools/testing/vm/run.sh). Each suite prints KTAP; kernel
 # messages stay off the console so they cannot split a result line
 # (run.sh still scans the whole kernel log when we are done).
 set -u

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench: the same perftest commands on softrc and on Linux rdma_rxe,
-# each in its own VM boot of the same size (tools/vm/run.sh, BENCH_SMP
+# each in its own VM boot of the same size (tools/testing/vm/run.sh, BENCH_SMP
 # vCPUs, BENCH_MEM MB), on two paths (tools/bench/guest.sh): loopback (one
 # device, client and server on it) and wire (softrc: two devices across a
 # veth in two netns; rxe, which cannot use a netns in 6.1: the
@@ -30,7 +30,7 @@
 # TCG noise alone. The A/B column gives the ratio of the medians and a
 # bootstrap 90 % interval of it.
 # BENCH_CLOCK=icount: instead of wall time, one vCPU whose clock is its
-# instruction count (tools/vm/run.sh SOFTRC_VM_ACCEL=icount: 8 ns per
+# instruction count (tools/testing/vm/run.sh SOFTRC_VM_ACCEL=icount: 8 ns per
 # guest instruction). Every number is then a cost in instructions,
 # independent of the host's speed: repeated runs agree to about 1 %,
 # where wall-time runs differ by a factor of two. It is the measure for
@@ -82,7 +82,7 @@ for ((round = 1; round <= ${BENCH_ROUNDS:-2}; round++)); do
 		echo "bench: $boot, boot $round ..." >&2
 		log=$out/$boot.$round.log env=()
 		[ "$boot" = softrc ] && env=(--env BENCH_KOS="${kos# }")
-		SOFTRC_KVER=$series SOFTRC_VM_ACCEL=$accel tools/vm/run.sh --timeout "${BENCH_TIMEOUT:-1200}" --smp "$smp" \
+		SOFTRC_KVER=$series SOFTRC_VM_ACCEL=$accel tools/testing/vm/run.sh --timeout "${BENCH_TIMEOUT:-1200}" --smp "$smp" \
 			--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$boot" "${env[@]}" \
 			--env BENCH_CLOCK="$clock" \
 			--env BENCH_N="${BENCH_N:-1}" --env BENCH_RUNS="${BENCH_RUNS:-3}" \

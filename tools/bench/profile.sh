@@ -40,7 +40,7 @@ for d in ${PROF_DRIVERS:-softrc rxe}; do
 	echo "bench-profile: $d ..." >&2
 	log=$out/profile.$d.log
 	# BENCH_CLOCK=icount: commands.sh's one-vCPU forms of the commands
-	SOFTRC_VM_ACCEL=$accel tools/vm/run.sh --timeout "${PROF_TIMEOUT:-3600}" --smp 1 \
+	SOFTRC_VM_ACCEL=$accel tools/testing/vm/run.sh --timeout "${PROF_TIMEOUT:-3600}" --smp 1 \
 		--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$d" --env BENCH_CLOCK=icount \
 		--env PROF_CLOCK="$clock" --env PROF_UNIT="$unit" \
 		${PROF_PATHS:+--env PROF_PATHS="$PROF_PATHS"} \

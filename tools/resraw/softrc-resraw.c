@@ -16,8 +16,9 @@
  *   mr mrn=4 kind=user mr_state=valid access=0x7 key=0x1a2b iova=0x...
  *
  * Field names are those of `rdma resource show -dd` (Documentation/
- * softrc.rst). The layout is include/softrc/resraw.h; state names come
- * from the protocol core's tables, linked in. Input is untrusted: every
+ * softrc.rst). The layout is include/softrc/resraw.h, whose lists also
+ * name the CQ notify and MR kind/state values; QP state names come from
+ * the protocol core's tables, linked in. Input is untrusted: every
  * length is checked before a field is read.
  *
  * Exit status: 0 when every record decoded, 1 when one did not (a line
@@ -73,23 +74,17 @@ static u64 get64(const u8 *p, size_t off)
 #define F64(s, f) get64(rec, offsetof(struct s, f))
 #define F8(s, f) rec[offsetof(struct s, f)]
 
+/* the module's names (restrack.c), from resraw.h's lists */
 static const char *const notify_names[] = {
-	[SOFTRC_RESRAW_NOTIFY_OFF] = "off",
-	[SOFTRC_RESRAW_NOTIFY_NEXT] = "next",
-	[SOFTRC_RESRAW_NOTIFY_SOLICITED] = "solicited",
+	SOFTRC_RESRAW_NOTIFY_LIST(SOFTRC_RESRAW_NAME)
 };
 
 static const char *const mr_kind_names[] = {
-	[SOFTRC_RESRAW_MR_USER] = "user",
-	[SOFTRC_RESRAW_MR_DMA] = "dma",
-	[SOFTRC_RESRAW_MR_FAST_REG] = "fast_reg",
-	[SOFTRC_RESRAW_MR_KERNEL] = "kernel",
+	SOFTRC_RESRAW_MR_KIND_LIST(SOFTRC_RESRAW_NAME)
 };
 
 static const char *const mr_state_names[] = {
-	[SOFTRC_RESRAW_MR_VALID] = "valid",
-	[SOFTRC_RESRAW_MR_INVALID] = "invalid",
-	[SOFTRC_RESRAW_MR_DEAD] = "dead",
+	SOFTRC_RESRAW_MR_STATE_LIST(SOFTRC_RESRAW_NAME)
 };
 
 static const char *timer_name(u8 timers)

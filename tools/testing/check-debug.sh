@@ -5,7 +5,7 @@
 #
 # Runs on the host, as root, for the kernel series SOFTRC_KVER (6.1 or
 # 6.12, default 6.1; `make check-debug KVER=6.12`).  Steps:
-#   1. tools/vm/debug-kernel.sh: build (or find cached) Debian's source of
+#   1. tools/testing/vm/debug-kernel.sh: build (or find cached) Debian's source of
 #      that series with KASAN, UBSAN, lockdep, DEBUG_ATOMIC_SLEEP,
 #      DEBUG_OBJECTS, kmemleak, soft-lockup and hung-task detectors;
 #   2. softrc.ko and the test modules (selftests/verbs/kmod) built against
@@ -45,7 +45,7 @@ took() { echo "# check-debug: $1 took $(($(stamp) - $2)) s"; }
 
 t=$(stamp)
 tools/setup/deps.sh flex bison bc libelf-dev libssl-dev rsync || exit 1
-dk=$(tools/vm/debug-kernel.sh) || { echo "check-debug: debug kernel build failed" >&2; exit 1; }
+dk=$(tools/testing/vm/debug-kernel.sh) || { echo "check-debug: debug kernel build failed" >&2; exit 1; }
 kd=$dk/build
 took "debug kernel (build or cache)" "$t"
 
@@ -97,7 +97,7 @@ done | sort -rn)
 run_group() {
 	local i=$1 n
 	n=$(wc -w <<<"${group[i]}")
-	SOFTRC_VM_FLAVOR=debug tools/vm/run.sh \
+	SOFTRC_VM_FLAVOR=debug tools/testing/vm/run.sh \
 		--timeout "${CHECK_DEBUG_TIMEOUT:-$((600 + 1800 * n))}" \
 		--env SOFTRC_KO="$ko" --env SOFTRC_KMOD_DIR="$out/kmod" \
 		--env SOFTRC_TIME_SCALE="${SOFTRC_TIME_SCALE:-10}" \
@@ -106,7 +106,7 @@ run_group() {
 		# one guest: its console live on the terminal too, as before
 		if [ "$jobs" = 1 ]; then tee "$res/vm-$i.log"; else cat >"$res/vm-$i.log"; fi
 	echo "${PIPESTATUS[0]}" >"$res/vm-$i.status"
-	tools/testing/vm-ktap "$res/vm-$i.log" "$res/vm-$i.status" >"$res/vm-$i.ktap"
+	tools/testing/ktap/vm-ktap "$res/vm-$i.log" "$res/vm-$i.status" >"$res/vm-$i.ktap"
 }
 t=$(stamp)
 for ((i = 0; i < jobs; i++)); do
@@ -120,7 +120,7 @@ for ((i = 0; i < jobs; i++)); do
 done
 took "VM suites on the debug kernel ($jobs guests)" "$t"
 
-[ "${CHECK_DEBUG_INTEROP:-1}" = 0 ] && exec tools/testing/ktap-summary "$res"/*.ktap
+[ "${CHECK_DEBUG_INTEROP:-1}" = 0 ] && exec tools/testing/ktap/ktap-summary "$res"/*.ktap
 t=$(stamp)
 SOFTRC_VM_FLAVOR_A=debug SOFTRC_KO="$ko" INTEROP_TIMEOUT=${INTEROP_TIMEOUT:-3600} \
 	SOFTRC_TIME_SCALE="${SOFTRC_TIME_SCALE:-10}" \
@@ -130,4 +130,4 @@ rc=${PIPESTATUS[0]}
 [ "$rc" -eq 0 ] || echo "not ok 1 interop: step exited with status $rc" | tee -a "$res/interop.ktap"
 took "interop (softrc on the $SOFTRC_KVER debug kernel, rxe on Debian's)" "$t"
 
-tools/testing/ktap-summary "$res"/*.ktap
+tools/testing/ktap/ktap-summary "$res"/*.ktap

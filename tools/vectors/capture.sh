@@ -4,9 +4,9 @@
 # tools/vectors/capture.sh - capture RoCEv2 RC test vectors from Linux rxe.
 #
 # Usage (on the host, from anywhere in the repository):
-#   tools/vectors/capture.sh [-o OUT.pcap] [-- extra tools/vm/run.sh options]
+#   tools/vectors/capture.sh [-o OUT.pcap] [-- extra tools/testing/vm/run.sh options]
 #
-# Boots one throwaway VM (tools/vm/run.sh) that loads only rdma_rxe (never
+# Boots one throwaway VM (tools/testing/vm/run.sh) that loads only rdma_rxe (never
 # softrc: the two cannot share a kernel), puts rxe0 on va (10.0.0.1) and
 # rxe1 on vb (10.0.0.2) of a veth pair, with policy routing so that traffic
 # to the peer's address leaves through the veth instead of lo, and records
@@ -94,7 +94,7 @@ host() {
 	trap 'rm -rf "$tmp"' EXIT
 	# cd: run.sh starts the guest command in the caller's cwd; the base64
 	# lines go to the log only
-	(cd "$top" && tools/vm/run.sh --smp 1 --timeout 900 --log "$tmp/console.log" "$@" \
+	(cd "$top" && tools/testing/vm/run.sh --smp 1 --timeout 900 --log "$tmp/console.log" "$@" \
 		-- tools/vectors/capture.sh --guest) | grep -av '^SOFTRC-VECTORS-B64 '
 	read -r _ sum size < <(grep -a '^SOFTRC-VECTORS-BEGIN ' "$tmp/console.log" | tail -n1)
 	[[ -n ${sum:-} ]] || { echo "capture.sh: no capture in the console log" >&2; exit 1; }

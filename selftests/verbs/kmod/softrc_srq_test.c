@@ -8,7 +8,10 @@
  * handler must not run under QP B's lock (security review of 0d7acba,
  * H4): there its post would deadlock the CPU. Checks: one
  * IB_EVENT_SRQ_LIMIT_REACHED, the post from the handler succeeds and its
- * SEND arrives at A. KTAP lines in the kernel log; the load fails (-EIO)
+ * SEND arrives at A. Then ib_drain_qp() on QP B, as a ULP tears down an
+ * SRQ QP: B enters ERROR, and its one IB_EVENT_QP_LAST_WQE_REACHED
+ * (IBTA 11.6.3.1) must come, promptly: from 6.10 on the drain waits up to
+ * 60 s for that event. KTAP lines in the kernel log; the load fails (-EIO)
  * if a check failed.
  *
  * Context: module init, process context; sleeps while polling.
@@ -29,6 +32,7 @@ static struct ib_pd *pd;
 static struct ib_qp *qp_b;
 static u8 *buf_b;
 static atomic_t nevents = ATOMIC_INIT(0);
+static atomic_t nlast = ATOMIC_INIT(0);
 static int handler_post = -EINPROGRESS;
 
 static int poll1(struct ib_cq *cq, struct ib_wc *wc)
@@ -77,6 +81,35 @@ static void srq_event(struct ib_event *ev, void *ctx)
 	WRITE_ONCE(handler_post, post_send(qp_b, buf_b, 99));
 }
 
+/* QP B's affiliated events: count Last WQE Reached. */
+static void qp_event(struct ib_event *ev, void *ctx)
+{
+	if (ev->event == IB_EVENT_QP_LAST_WQE_REACHED)
+		atomic_inc(&nlast);
+}
+
+/*
+ * ib_drain_qp() on B: ERROR, the drain WR on its SQ, and (6.10 on) the
+ * wait for Last WQE Reached, which a driver without the event makes last
+ * 60 s.
+ */
+static void test_last_wqe(void)
+{
+	unsigned long t0 = jiffies, end;
+
+	check(!atomic_read(&nlast), "no Last WQE Reached before ERROR");
+	ib_drain_qp(qp_b);
+	end = jiffies + kt_tmo(5 * HZ);
+	while (!atomic_read(&nlast) && time_before(jiffies, end))
+		usleep_range(100, 500);
+	check(atomic_read(&nlast) == 1,
+	      "ib_drain_qp on B: one IB_EVENT_QP_LAST_WQE_REACHED (%d)",
+	      atomic_read(&nlast));
+	check(time_before(jiffies, t0 + kt_tmo(20 * HZ)),
+	      "ib_drain_qp on the SRQ QP returned in %u ms (not the core's 60 s wait)",
+	      jiffies_to_msecs(jiffies - t0));
+}
+
 static void test_srq_limit(void)
 {
 	struct ib_srq_init_attr sa = {
@@ -113,6 +146,7 @@ static void test_srq_limit(void)
 	ia.send_cq = cq_b;
 	ia.recv_cq = cq_b;
 	ia.srq = srq;
+	ia.event_handler = qp_event;
 	qp_b = ib_create_qp(pd, &ia);
 	if (!check(!IS_ERR(qp_a) && !IS_ERR(qp_b), "QP A, and QP B on the SRQ"))
 		goto out;
@@ -143,6 +177,7 @@ static void test_srq_limit(void)
 	      "A received the handler's SEND (status %d)", wc.status);
 	check(!poll1(cq_b, &wc) && wc.status == IB_WC_SUCCESS && wc.wr_id == 99,
 	      "B's SEND from the handler completed");
+	test_last_wqe();
 out:
 	if (!IS_ERR_OR_NULL(qp_b))
 		ib_destroy_qp(qp_b);

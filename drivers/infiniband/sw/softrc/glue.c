@@ -600,9 +600,12 @@ static void softrc_glue_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
 
 /*
  * The engine entered ERROR (a fatal completion or remote error, or a
- * modify to ERR). Receive WQEs still in a user RQ ring flush too. A
- * transport error is reported through the failed completion (IBTA
- * o10-2.2: the error completion is the notification); no async event.
+ * modify to ERR), once per entry. Receive WQEs still in a user RQ ring
+ * flush too. A transport error is reported through the failed completion
+ * (IBTA o10-2.2: the error completion is the notification). A QP on an
+ * SRQ takes no more WQEs from it, and its WQE in progress has just been
+ * flushed: that is the Last WQE Reached event (IBTA 11.6.3.1, 10.2.9.5),
+ * delivered by softrc_qp_drain_comps() behind that completion.
  */
 static void softrc_glue_qp_error(void *ctx)
 {
@@ -612,6 +615,8 @@ static void softrc_glue_qp_error(void *ctx)
 		trace_softrc_qp_state(qp, qp->state, IB_QPS_ERR);
 	qp->state = IB_QPS_ERR;
 	softrc_qp_flush_user_rq(qp);
+	if (qp->srq)
+		set_bit(SOFTRC_QP_EV_LAST_WQE, &qp->events);
 }
 
 static void softrc_glue_retransmit(void *ctx, u32 psn,

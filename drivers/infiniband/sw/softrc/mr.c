@@ -892,10 +892,40 @@ static struct softrc_mw *softrc_mw_find(struct softrc_dev *sdev, u32 key)
 	return container_of(k, struct softrc_mw, kobj);
 }
 
-/* Window of a bound, valid MW named by @rkey; takes an MR reference. */
-static int softrc_mw_win(struct softrc_mw *mw, u32 rkey,
-			 struct softrc_mem_win *win)
+/*
+ * The object @key names: an MW, on which @mw_op runs inside an RCU read
+ * section (which keeps the MW allocated; @mw_op takes its lock) and whose
+ * result is returned with *@mr NULL; else *@mr is the MR @key names,
+ * referenced (0), or NULL (-EINVAL). Always inlined: @mw_op is a direct
+ * call.
+ */
+static __always_inline int
+softrc_key_find(struct softrc_dev *sdev, u32 key,
+		int (*mw_op)(struct softrc_mw *mw, u32 key, void *arg),
+		void *arg, struct softrc_mr **mr)
 {
+	struct softrc_mw *mw;
+	int err = -EINVAL;
+
+	*mr = NULL;
+	rcu_read_lock();
+	mw = softrc_mw_find(sdev, key);
+	if (mw)
+		err = mw_op(mw, key, arg);
+	rcu_read_unlock();
+	if (mw)
+		return err;
+	*mr = softrc_mr_get(sdev, key);
+	return *mr ? 0 : -EINVAL;
+}
+
+/*
+ * Window (@arg, a struct softrc_mem_win) of a bound, valid MW named by
+ * @rkey; takes an MR reference.
+ */
+static int softrc_mw_win(struct softrc_mw *mw, u32 rkey, void *arg)
+{
+	struct softrc_mem_win *win = arg;
 	int err = -EINVAL;
 
 	spin_lock_bh(&mw->lock);
@@ -932,18 +962,11 @@ int softrc_rkey_get(struct softrc_dev *sdev, u32 rkey,
 		    struct softrc_mem_win *win)
 {
 	struct softrc_mr *mr;
-	struct softrc_mw *mw;
 	int err;
 
-	rcu_read_lock();
-	mw = softrc_mw_find(sdev, rkey);
-	err = mw ? softrc_mw_win(mw, rkey, win) : -EINVAL;
-	rcu_read_unlock();
-	if (mw)
-		return err;
-	mr = softrc_mr_get(sdev, rkey);
+	err = softrc_key_find(sdev, rkey, softrc_mw_win, win, &mr);
 	if (!mr)
-		return -EINVAL;
+		return err;
 	/*
 	 * acquire, the generation first: a later invalidation is then seen
 	 * by the pin; the state's pairs with the release of a fast reg
@@ -1012,18 +1035,25 @@ static struct softrc_mr *softrc_mw_unbind(struct softrc_mw *mw)
 	return mr;
 }
 
-/* Invalidate the type 2 MW @mw (RCU read section held). */
-static int softrc_mw_invalidate(struct softrc_mw *mw, struct ib_pd *pd,
-				u64 qp_uid, u32 rkey, bool remote)
+/* Who invalidates: softrc_mem_invalidate()'s arguments. */
+struct softrc_inv {
+	struct ib_pd *pd;
+	u64 qp_uid;
+	bool remote;
+};
+
+/* Invalidate the type 2 MW @mw (RCU read section held); @arg: softrc_inv. */
+static int softrc_mw_invalidate(struct softrc_mw *mw, u32 rkey, void *arg)
 {
+	const struct softrc_inv *inv = arg;
 	struct softrc_mr *old = NULL;
 	int err = -EINVAL;
 
 	spin_lock_bh(&mw->lock);
 	/* type 1 MWs cannot be invalidated; SEND_WITH_INV only by its QP */
 	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->key == rkey &&
-	    mw->state == SOFTRC_MW_VALID && mw->ibmw.pd == pd &&
-	    (!remote || mw->qp_uid == qp_uid)) {
+	    mw->state == SOFTRC_MW_VALID && mw->ibmw.pd == inv->pd &&
+	    (!inv->remote || mw->qp_uid == inv->qp_uid)) {
 		old = softrc_mw_unbind(mw);
 		mw->state = SOFTRC_MW_FREE;
 		err = 0;
@@ -1052,20 +1082,14 @@ static int softrc_mw_invalidate(struct softrc_mw *mw, struct ib_pd *pd,
 int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd,
 			  u64 qp_uid, u32 rkey, bool remote)
 {
-	struct softrc_mw *mw;
+	struct softrc_inv inv = { .pd = pd, .qp_uid = qp_uid, .remote = remote };
 	struct softrc_mr *mr;
-	int err = -EINVAL;
+	int err;
 
-	rcu_read_lock();
-	mw = softrc_mw_find(sdev, rkey);
-	if (mw)
-		err = softrc_mw_invalidate(mw, pd, qp_uid, rkey, remote);
-	rcu_read_unlock();
-	if (mw)
-		return err;
-	mr = softrc_mr_get(sdev, rkey);
+	err = softrc_key_find(sdev, rkey, softrc_mw_invalidate, &inv, &mr);
 	if (!mr)
-		return -EINVAL;
+		return err;
+	err = -EINVAL;
 	/* a registered fast-register MR of the QP's PD becomes free */
 	if (mr->is_fast && mr->pd == pd &&
 	    cmpxchg(&mr->state, SOFTRC_MR_VALID, SOFTRC_MR_INVALID) ==

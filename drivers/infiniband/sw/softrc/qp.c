@@ -203,13 +203,13 @@ static void softrc_qp_cq_fatal(struct softrc_qp *qp)
  * completion handler posting to this QP from inside the drain) leaves its
  * entries to the holder, which looks again after unlocking.
  */
-/* The affiliated SQ-drained event (IBTA ch. 11), when the consumer asked. */
-static void softrc_qp_sqd_event(struct softrc_qp *qp)
+/* An affiliated asynchronous event of the QP (IBTA 11.6.3), without locks. */
+static void softrc_qp_event(struct softrc_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
 		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_SQ_DRAINED,
+		.event = type,
 	};
 
 	if (qp->ibqp.event_handler)
@@ -252,8 +252,18 @@ void softrc_qp_drain_comps(struct softrc_qp *qp)
 		spin_unlock_bh(&qp->lock);
 	}
 	/* after the completions of the WQEs that drained */
-	if (test_and_clear_bit(0, &qp->sqd_event))
-		softrc_qp_sqd_event(qp);
+	if (test_and_clear_bit(SOFTRC_QP_EV_SQ_DRAINED, &qp->events))
+		softrc_qp_event(qp, IB_EVENT_SQ_DRAINED);
+	/*
+	 * Last WQE Reached: after the flush completion of the SRQ WQE that
+	 * was in progress, so that a consumer who polls the CQ empty after
+	 * the event (ib_drain_qp() on an SRQ QP from 6.10 on) finds it. With
+	 * completions still queued, the TX tasklet delivers them and then
+	 * comes back here.
+	 */
+	if (budget && !qp->dying &&
+	    test_and_clear_bit(SOFTRC_QP_EV_LAST_WQE, &qp->events))
+		softrc_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 static void softrc_qp_push_send_err(struct softrc_qp *qp, u64 wr_id,
@@ -1084,7 +1094,7 @@ static void softrc_qp_check_drained(struct softrc_qp *qp)
 		return;
 	qp->sqd_seen = true;
 	if (qp->attr.en_sqd_async_notify)
-		set_bit(0, &qp->sqd_event);
+		set_bit(SOFTRC_QP_EV_SQ_DRAINED, &qp->events);
 }
 
 /*

@@ -112,6 +112,10 @@ struct softrc_sq_shadow {
 #define SOFTRC_QP_CQ_LOST	0
 #define SOFTRC_QP_CQ_FATAL	1
 
+/* bits of softrc_qp.events: affiliated events due once @lock is dropped */
+#define SOFTRC_QP_EV_SQ_DRAINED	0	/* IB_EVENT_SQ_DRAINED */
+#define SOFTRC_QP_EV_LAST_WQE	1	/* IB_EVENT_QP_LAST_WQE_REACHED */
+
 /* flags of a pending completion */
 #define SOFTRC_PWC_RECV		BIT(0)
 #define SOFTRC_PWC_IMM		BIT(1)
@@ -175,7 +179,8 @@ struct softrc_tx_batch {
  * @sig_all:	every send WR completes (IB_SIGNAL_ALL_WR)
  * @state:	IBTA state
  * @sqd_seen:	SQD: the SQ drained and the event was queued (under @lock)
- * @sqd_event:	an IB_EVENT_SQ_DRAINED to deliver after @lock is dropped
+ * @events:	SOFTRC_QP_EV_* bits: events to deliver after @lock is
+ *		dropped, behind the completions queued before them
  * @cq_lost:	SOFTRC_QP_CQ_LOST: a CQ overrun lost one of our completions;
  *		SOFTRC_QP_CQ_FATAL: the QP was failed for it (once)
  * @attr:	attributes as last set, for query_qp
@@ -236,7 +241,7 @@ struct softrc_qp {
 	bool sig_all;
 	enum ib_qp_state state;
 	bool sqd_seen;
-	unsigned long sqd_event;
+	unsigned long events;
 	unsigned long cq_lost;
 	struct ib_qp_attr attr;
 	struct softrc_path av;

@@ -96,18 +96,6 @@ struct softrc_qp_snap *softrc_qp_snap_take(struct softrc_qp *qp)
 	return s;
 }
 
-static const char *softrc_timer_name(const struct softrc_req *req)
-{
-	bool retry = req->deadline[SOFTRC_TIMER_RETRY];
-	bool rnr = req->deadline[SOFTRC_TIMER_RNR];
-
-	if (retry && rnr)
-		return "retry+rnr";
-	if (retry)
-		return "retry";
-	return rnr ? "rnr" : "off";
-}
-
 /* ns until @deadline, 0 if disarmed, 1 if already due */
 static u64 softrc_time_left(u64 deadline, u64 now)
 {
@@ -121,6 +109,81 @@ static const char *softrc_name_of(const char *const *names, u32 nr, u32 v)
 	return v < nr && names[v] ? names[v] : "unknown";
 }
 
+/*
+ * A QP's restrack summary, computed once from a snapshot: the -dd walk
+ * and the raw record both print it. The engine states are its enum
+ * values; timers is SOFTRC_RESRAW_TIMER_* armed, timer_ns[] the ns until
+ * each timer (enum softrc_timer_id) fires (0: disarmed).
+ */
+struct softrc_qp_summary {
+	u8 state;
+	u8 req_state;
+	u8 resp_state;
+	u8 timers;
+	u32 retry_left;
+	u32 rnr_left;
+	u32 sq_psn;
+	u32 rq_psn;
+	u32 una;
+	u32 unacked_psns;
+	u32 rd_out;
+	u32 rd_max;
+	u32 res_live;
+	u32 pending;
+	u32 pmtu;
+	u64 timer_ns[SOFTRC_TIMER_NR];
+	u64 retransmits;
+	u64 timeouts;
+	u64 seq_naks_rcvd;
+	u64 rnr_naks_rcvd;
+};
+
+static void softrc_qp_summarize(const struct softrc_qp_snap *s,
+				struct softrc_qp_summary *q)
+{
+	const struct softrc_req *req = &s->core.req;
+	const struct softrc_resp *resp = &s->core.resp;
+	int t;
+
+	q->state = s->core.state;
+	q->req_state = req->state;
+	q->resp_state = resp->state;
+	q->timers = 0;
+	if (req->deadline[SOFTRC_TIMER_RETRY])
+		q->timers |= SOFTRC_RESRAW_TIMER_RETRY;
+	if (req->deadline[SOFTRC_TIMER_RNR])
+		q->timers |= SOFTRC_RESRAW_TIMER_RNR;
+	q->retry_left = req->retry_left;
+	q->rnr_left = req->rnr_left;
+	q->sq_psn = req->psn_next;
+	q->rq_psn = resp->epsn;
+	q->una = req->una;
+	q->unacked_psns = softrc_psn_diff(req->psn_next, req->una);
+	q->rd_out = req->rd_out;
+	q->rd_max = s->core.attr.max_rd_atomic;
+	q->res_live = resp->res_live;
+	q->pending = s->pwc_pending;
+	q->pmtu = s->pmtu;
+	for (t = 0; t < SOFTRC_TIMER_NR; t++)
+		q->timer_ns[t] = softrc_time_left(req->deadline[t], s->now);
+	q->retransmits = s->core.cnt.retransmits;
+	q->timeouts = s->core.cnt.timeouts;
+	q->seq_naks_rcvd = s->core.cnt.seq_naks_rcvd;
+	q->rnr_naks_rcvd = s->core.cnt.rnr_naks_rcvd;
+}
+
+static const char *softrc_timer_name(u8 timers)
+{
+	static const char *const names[] = {
+		[0] = "off",
+		[SOFTRC_RESRAW_TIMER_RETRY] = "retry",
+		[SOFTRC_RESRAW_TIMER_RNR] = "rnr",
+		[SOFTRC_RESRAW_TIMER_RETRY | SOFTRC_RESRAW_TIMER_RNR] = "retry+rnr",
+	};
+
+	return names[timers & 3];
+}
+
 /**
  * softrc_qp_walk_summary() - the QP fields restrack shows
  * @s:		the snapshot
@@ -132,43 +195,39 @@ static const char *softrc_name_of(const char *const *names, u32 nr, u32 v)
 int softrc_qp_walk_summary(const struct softrc_qp_snap *s,
 			   const struct softrc_dump_out *out, void *arg)
 {
-	const struct softrc_req *req = &s->core.req;
-	const struct softrc_resp *resp = &s->core.resp;
+	struct softrc_qp_summary q;
 	int err;
 
+	softrc_qp_summarize(s, &q);
 	err = out->str(arg, "state",
 		       softrc_name_of(softrc_qp_state_names, SOFTRC_QPS_NR,
-				      s->core.state));
+				      q.state));
 	err = err ?: out->str(arg, "req_state",
 			      softrc_name_of(softrc_req_state_names,
-					     SOFTRC_REQ_NR, req->state));
+					     SOFTRC_REQ_NR, q.req_state));
 	err = err ?: out->str(arg, "resp_state",
 			      softrc_name_of(softrc_resp_state_names,
-					     SOFTRC_RESP_NR, resp->state));
-	err = err ?: out->u32(arg, "sq_psn", req->psn_next);
-	err = err ?: out->u32(arg, "rq_psn", resp->epsn);
-	err = err ?: out->u32(arg, "unacked_psn_first", req->una);
+					     SOFTRC_RESP_NR, q.resp_state));
+	err = err ?: out->u32(arg, "sq_psn", q.sq_psn);
+	err = err ?: out->u32(arg, "rq_psn", q.rq_psn);
+	err = err ?: out->u32(arg, "unacked_psn_first", q.una);
 	err = err ?: out->u32(arg, "unacked_psn_last",
-			      softrc_psn_add(req->psn_next, SOFTRC_PSN_MASK));
-	err = err ?: out->u32(arg, "unacked_psns",
-			      softrc_psn_diff(req->psn_next, req->una));
-	err = err ?: out->u32(arg, "retry_left", req->retry_left);
-	err = err ?: out->u32(arg, "rnr_retry_left", req->rnr_left);
-	err = err ?: out->u32(arg, "rd_atomic_outstanding", req->rd_out);
-	err = err ?: out->u32(arg, "rd_atomic_max", s->core.attr.max_rd_atomic);
-	err = err ?: out->u32(arg, "responder_resources_live", resp->res_live);
-	err = err ?: out->str(arg, "timer", softrc_timer_name(req));
+			      softrc_psn_add(q.sq_psn, SOFTRC_PSN_MASK));
+	err = err ?: out->u32(arg, "unacked_psns", q.unacked_psns);
+	err = err ?: out->u32(arg, "retry_left", q.retry_left);
+	err = err ?: out->u32(arg, "rnr_retry_left", q.rnr_left);
+	err = err ?: out->u32(arg, "rd_atomic_outstanding", q.rd_out);
+	err = err ?: out->u32(arg, "rd_atomic_max", q.rd_max);
+	err = err ?: out->u32(arg, "responder_resources_live", q.res_live);
+	err = err ?: out->str(arg, "timer", softrc_timer_name(q.timers));
 	err = err ?: out->u64(arg, "retry_timer_ns",
-			      softrc_time_left(req->deadline[SOFTRC_TIMER_RETRY],
-					       s->now));
-	err = err ?: out->u64(arg, "rnr_timer_ns",
-			      softrc_time_left(req->deadline[SOFTRC_TIMER_RNR],
-					       s->now));
-	err = err ?: out->u64(arg, "retransmits", s->core.cnt.retransmits);
-	err = err ?: out->u64(arg, "timeouts", s->core.cnt.timeouts);
-	err = err ?: out->u64(arg, "seq_naks_rcvd", s->core.cnt.seq_naks_rcvd);
-	err = err ?: out->u64(arg, "rnr_naks_rcvd", s->core.cnt.rnr_naks_rcvd);
-	err = err ?: out->u32(arg, "pending_completions", s->pwc_pending);
+			      q.timer_ns[SOFTRC_TIMER_RETRY]);
+	err = err ?: out->u64(arg, "rnr_timer_ns", q.timer_ns[SOFTRC_TIMER_RNR]);
+	err = err ?: out->u64(arg, "retransmits", q.retransmits);
+	err = err ?: out->u64(arg, "timeouts", q.timeouts);
+	err = err ?: out->u64(arg, "seq_naks_rcvd", q.seq_naks_rcvd);
+	err = err ?: out->u64(arg, "rnr_naks_rcvd", q.rnr_naks_rcvd);
+	err = err ?: out->u32(arg, "pending_completions", q.pending);
 	return err;
 }
 
@@ -246,9 +305,7 @@ static void softrc_cq_view(struct softrc_cq *cq, struct softrc_cq_view *v)
 int softrc_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	static const char *const notify[] = {
-		[SOFTRC_RESRAW_NOTIFY_OFF] = "off",
-		[SOFTRC_RESRAW_NOTIFY_NEXT] = "next",
-		[SOFTRC_RESRAW_NOTIFY_SOLICITED] = "solicited",
+		SOFTRC_RESRAW_NOTIFY_LIST(SOFTRC_RESRAW_NAME)
 	};
 	struct softrc_cq *cq = to_scq(ibcq);
 	struct softrc_cq_view v;
@@ -284,10 +341,7 @@ static u8 softrc_mr_kind(const struct softrc_mr *mr)
 }
 
 static const char *const softrc_mr_kind_names[] = {
-	[SOFTRC_RESRAW_MR_USER] = "user",
-	[SOFTRC_RESRAW_MR_DMA] = "dma",
-	[SOFTRC_RESRAW_MR_FAST_REG] = "fast_reg",
-	[SOFTRC_RESRAW_MR_KERNEL] = "kernel",
+	SOFTRC_RESRAW_MR_KIND_LIST(SOFTRC_RESRAW_NAME)
 };
 
 static u8 softrc_mr_state(const struct softrc_mr *mr)
@@ -304,9 +358,7 @@ static u8 softrc_mr_state(const struct softrc_mr *mr)
 }
 
 static const char *const softrc_mr_state_names[] = {
-	[SOFTRC_RESRAW_MR_VALID] = "valid",
-	[SOFTRC_RESRAW_MR_INVALID] = "invalid",
-	[SOFTRC_RESRAW_MR_DEAD] = "dead",
+	SOFTRC_RESRAW_MR_STATE_LIST(SOFTRC_RESRAW_NAME)
 };
 
 static u64 softrc_mr_pages(const struct softrc_mr *mr)
@@ -384,46 +436,39 @@ static void softrc_resraw_hdr(struct softrc_resraw_hdr *h,
 int softrc_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct softrc_resraw_qp r = {};
-	const struct softrc_resp *resp;
-	const struct softrc_req *req;
+	struct softrc_qp_summary q;
 	struct softrc_qp_snap *s;
 
 	s = softrc_qp_snap_take(to_sqp(ibqp));
 	if (!s)
 		return -ENOMEM;
-	req = &s->core.req;
-	resp = &s->core.resp;
+	softrc_qp_summarize(s, &q);
 	softrc_resraw_hdr(&r.hdr, SOFTRC_RESRAW_QP, sizeof(r), 0);
 	r.qpn = cpu_to_le32(ibqp->qp_num);
 	r.qp_type = s->qp_type;
 	r.ib_state = s->state;
-	r.state = s->core.state;
-	r.req_state = req->state;
-	r.resp_state = resp->state;
-	if (req->deadline[SOFTRC_TIMER_RETRY])
-		r.timers |= SOFTRC_RESRAW_TIMER_RETRY;
-	if (req->deadline[SOFTRC_TIMER_RNR])
-		r.timers |= SOFTRC_RESRAW_TIMER_RNR;
-	r.retry_left = req->retry_left;
-	r.rnr_left = req->rnr_left;
-	r.sq_psn = cpu_to_le32(req->psn_next);
-	r.rq_psn = cpu_to_le32(resp->epsn);
-	r.una = cpu_to_le32(req->una);
-	r.unacked_psns = cpu_to_le32(softrc_psn_diff(req->psn_next, req->una));
-	r.rd_out = cpu_to_le32(req->rd_out);
-	r.rd_max = cpu_to_le32(s->core.attr.max_rd_atomic);
-	r.res_live = cpu_to_le32(resp->res_live);
-	r.pending = cpu_to_le32(s->pwc_pending);
-	r.pmtu = cpu_to_le32(s->pmtu);
-	r.retry_ns = cpu_to_le64(softrc_time_left(req->deadline[SOFTRC_TIMER_RETRY],
-						  s->now));
-	r.rnr_ns = cpu_to_le64(softrc_time_left(req->deadline[SOFTRC_TIMER_RNR],
-						s->now));
-	r.retransmits = cpu_to_le64(s->core.cnt.retransmits);
-	r.timeouts = cpu_to_le64(s->core.cnt.timeouts);
-	r.seq_naks_rcvd = cpu_to_le64(s->core.cnt.seq_naks_rcvd);
-	r.rnr_naks_rcvd = cpu_to_le64(s->core.cnt.rnr_naks_rcvd);
 	kvfree(s);
+	r.state = q.state;
+	r.req_state = q.req_state;
+	r.resp_state = q.resp_state;
+	r.timers = q.timers;
+	r.retry_left = q.retry_left;
+	r.rnr_left = q.rnr_left;
+	r.sq_psn = cpu_to_le32(q.sq_psn);
+	r.rq_psn = cpu_to_le32(q.rq_psn);
+	r.una = cpu_to_le32(q.una);
+	r.unacked_psns = cpu_to_le32(q.unacked_psns);
+	r.rd_out = cpu_to_le32(q.rd_out);
+	r.rd_max = cpu_to_le32(q.rd_max);
+	r.res_live = cpu_to_le32(q.res_live);
+	r.pending = cpu_to_le32(q.pending);
+	r.pmtu = cpu_to_le32(q.pmtu);
+	r.retry_ns = cpu_to_le64(q.timer_ns[SOFTRC_TIMER_RETRY]);
+	r.rnr_ns = cpu_to_le64(q.timer_ns[SOFTRC_TIMER_RNR]);
+	r.retransmits = cpu_to_le64(q.retransmits);
+	r.timeouts = cpu_to_le64(q.timeouts);
+	r.seq_naks_rcvd = cpu_to_le64(q.seq_naks_rcvd);
+	r.rnr_naks_rcvd = cpu_to_le64(q.rnr_naks_rcvd);
 	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, sizeof(r), &r);
 }
 

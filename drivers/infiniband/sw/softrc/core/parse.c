@@ -96,8 +96,8 @@ static int softrc_parse_bth(const struct softrc_bth *b, u8 transport,
 /*
  * An opcode without payload (ACK, atomic ACK, READ request, atomics;
  * §9.2.1 table 35) must have neither pad nor payload bytes. Atomic
- * operands travel in the AtomicETH, not as payload (seed 004 §5.5 says
- * "payload 8B", but rxe's CMP_SWAP, frame 33 of the trace, has none).
+ * operands travel in the AtomicETH (§9.3.4), not as payload (rxe's
+ * CMP_SWAP, frame 33 of the trace, carries none either).
  */
 static int softrc_check_no_payload(const struct softrc_pkt *pkt, u32 region)
 {
@@ -203,7 +203,7 @@ static void softrc_parse_ext(const void *bth, struct softrc_pkt *pkt)
 }
 
 /*
- * RDMA WRITE lengths (§9.4; seed 004 §4.2): an ONLY packet carries the
+ * RDMA WRITE lengths (§9.4): an ONLY packet carries the
  * whole message, so its payload equals the RETH DMA length; a FIRST
  * packet opens a multi-packet message, so the DMA length exceeds PMTU.
  */
@@ -220,9 +220,8 @@ static int softrc_check_write(const struct softrc_pkt *pkt, u32 pmtu)
 
 /*
  * AETH syndrome (§9.3.5): bit 7 reserved, bits 6..5 the type; only ACK
- * (000), RNR NAK (001) and NAK (011) are defined. The syndrome table in
- * seed 004 §5.2 (RNR at 0x60, NAKs at 0x80..) disagrees; the rxe trace
- * (RNR NAK 0x3c, sequence NAK 0x60, access NAK 0x62) follows the IBTA.
+ * (000), RNR NAK (001) and NAK (011) are defined, as the rxe trace shows
+ * (RNR NAK 0x3c, sequence NAK 0x60, access NAK 0x62).
  */
 static bool softrc_syndrome_ok(u8 syndrome)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * 24-bit PSN (and MSN/SSN) modulo arithmetic with the 2^23 window
- * (IBTA Vol 1 §9.7.2 R-198; seed 004 §4.3, quiz Q1).
+ * (IBTA Vol 1 §9.7.2 R-198).
  *
  * Context: none (pure inline helpers, safe from any context).
  *

@@ -156,7 +156,7 @@ int softrc_core_post_send(struct softrc_core_qp *qp,
 	w->wr = *wr;
 	w->state = SOFTRC_WQE_POSTED;
 	if (!softrc_wr_is_local(wr->opcode)) {
-		/* only messages count in the MSN (seed 000) */
+		/* only messages count in the MSN (C9-147/148) */
 		w->ssn = qp->req.next_ssn;
 		w->npkts = softrc_wqe_npkts(wr, qp->attr.pmtu);
 		qp->req.next_ssn = softrc_psn_add(qp->req.next_ssn, 1);
@@ -253,7 +253,7 @@ void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
 		softrc_rnr_fired(qp, now);
 }
 
-/* Local ACK timeout: go back to the oldest unacknowledged PSN [002]. */
+/* Local ACK timeout: back to the oldest unacknowledged PSN (§9.7.6.1.3). */
 static void softrc_retry_fired(struct softrc_core_qp *qp, u64 now)
 {
 	struct softrc_req *req = &qp->req;

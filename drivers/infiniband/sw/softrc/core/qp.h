@@ -208,7 +208,7 @@ enum softrc_wqe_state {
 /**
  * struct softrc_send_wqe - one send queue slot (storage from the caller)
  * @wr:		the posted work request
- * @ssn:	send sequence number (seed 000: 1:1 with the responder's MSN)
+ * @ssn:	send sequence number (1:1 with the responder's MSN, C9-147/148)
  * @first_psn:	PSN of the first packet (valid once ACTIVE)
  * @npkts:	PSNs the message uses (READ: one per response packet)
  * @resp_pkts:	READ/ATOMIC: response packets received so far
@@ -254,8 +254,9 @@ enum softrc_res_type {
 
 /**
  * struct softrc_rd_res - a responder resource for a READ, ATOMIC or
- * ATOMIC WRITE: what is needed to answer a duplicate (seed 004 §5.x; an
- * ATOMIC WRITE is answered again, never executed again: IBTA 1.5 A19)
+ * ATOMIC WRITE: what is needed to answer a duplicate (Documentation/
+ * softrc.rst, "Protocol decisions"; an ATOMIC WRITE is answered again,
+ * never executed again: IBTA 1.5 A19)
  * @type:	enum softrc_res_type
  * @psn:	request PSN
  * @npkts:	response PSNs (1 for an atomic)
@@ -805,6 +806,8 @@ void softrc_req_retransmit(struct softrc_core_qp *qp, u32 psn,
 u64 softrc_req_deadline(const struct softrc_core_qp *qp, u64 now, u64 dur);
 void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status);
 void softrc_comp_retire(struct softrc_core_qp *qp);
+void softrc_comp_send_cqe(struct softrc_core_qp *qp,
+			  const struct softrc_send_wqe *w, u32 slot, u8 status);
 u8 softrc_wc_opcode_of(u8 wr_opcode);
 
 static inline struct softrc_send_wqe *softrc_sq_wqe(struct softrc_core_qp *qp,

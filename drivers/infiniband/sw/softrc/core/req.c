@@ -10,7 +10,8 @@
  *
  * Replay state is the WQE ring itself: every unacknowledged packet can be
  * rebuilt from (WQE, PSN) because a message's packets are fixed by its
- * first PSN and the path MTU (seed 002: "rebuilt from the Replay Buffer").
+ * first PSN and the path MTU (the send ring is the replay buffer:
+ * Documentation/softrc.rst, "The protocol core").
  */
 #include "qp.h"
 
@@ -40,7 +41,7 @@ u64 softrc_rnr_timer_ns(u8 code)
 	return (u64)softrc_rnr_10us[code & 31] * 10000;
 }
 
-/* PSNs a message uses: READ reserves one per response packet [004 5.4]. */
+/* PSNs a message uses: READ reserves one per response packet (§9.7.2). */
 u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu)
 {
 	if (softrc_wr_is_atomic(wr->opcode) || !wr->length)
@@ -64,7 +65,7 @@ static u64 softrc_req_timeout(struct softrc_core_qp *qp, u64 now)
 				   softrc_ack_timeout_ns(qp->attr.timeout));
 }
 
-/* Rewind the send cursor to @psn (go-back-N, [002]). */
+/* Rewind the send cursor to @psn: go-back-N (softrc.rst, req.c). */
 void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn)
 {
 	struct softrc_req *req = &qp->req;
@@ -117,8 +118,9 @@ void softrc_req_progress(struct softrc_core_qp *qp, u64 now)
 
 /*
  * Sequence-error NAK or implied NAK: go back to @psn, spending one retry
- * like a timeout does ([002] step 7). A second trigger for the same PSN
- * before any progress is the same loss seen again and is ignored.
+ * like a timeout does (retry_cnt, §9.7.6.1.3). A second trigger for the
+ * same PSN before any progress is the same loss seen again and is
+ * ignored.
  */
 void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now,
 			   enum softrc_retry_reason why)
@@ -138,7 +140,7 @@ void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now,
 	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, softrc_req_timeout(qp, now));
 }
 
-/* Credit check for a receive-consuming message [004 5.y]. */
+/* Credit check for a receive-consuming message (table 44). */
 static bool softrc_req_has_credit(const struct softrc_core_qp *qp,
 				  const struct softrc_send_wqe *w)
 {
@@ -224,7 +226,7 @@ static void softrc_req_pkt_init(struct softrc_core_qp *qp,
 	pkt->psn = req->cur_psn;
 }
 
-/* One SEND/WRITE packet: RETH on FIRST/ONLY only [003, 004 Q2]. */
+/* One SEND/WRITE packet: RETH on FIRST/ONLY only (§9.4). */
 static u32 softrc_req_build_data(struct softrc_core_qp *qp,
 				 struct softrc_send_wqe *w,
 				 struct softrc_pkt *pkt, struct softrc_buf *pl)

@@ -9,10 +9,11 @@
  * ops->atomic, responses leave through ops->xmit (READ data named by
  * R_Key and VA: the glue reads memory at transmit time).
  *
- * Rules (seed references):
- *  - three-way PSN check against the expected PSN [002, 004 §4.3];
+ * Rules (IBTA Vol 1 §9.7; Documentation/softrc.rst, "The protocol core"
+ * and "Protocol decisions"):
+ *  - three-way PSN check against the expected PSN [§9.7.2];
  *  - a gap draws one sequence-error NAK until the expected PSN arrives;
- *  - duplicates [004 §5.x]: SEND/WRITE are acknowledged again without
+ *  - duplicates [C9-105 for SEND]: SEND/WRITE are acknowledged again without
  *    re-execution or receive WQE consumption; a READ is answered again by
  *    re-reading memory from the duplicate PSN on; an ATOMIC replays the
  *    saved original value; an ATOMIC WRITE is answered again from its
@@ -26,10 +27,10 @@
  *    ONLY at its PSN, queued in order with READ responses and ATOMIC
  *    ACKs;
  *  - MSN counts each new message once: SEND/WRITE at LAST/ONLY, READ and
- *    ATOMIC when validated (early increment) [000, C9-147/148];
+ *    ATOMIC when validated (early increment) [C9-147/148];
  *  - ACKs are coalesced: an AckReq'd (or duplicate) request marks an ACK
  *    pending, sent at softrc_core_rx_flush() or before any other response;
- *  - responses leave in PSN order [004 §4.4]: READ responses and ATOMIC
+ *  - responses leave in PSN order [IBTA 9.5]: READ responses and ATOMIC
  *    ACKs are queued (the responder resources, in ring order, plus a
  *    cursor) and sent at most SOFTRC_RESP_INLINE packets from the rx call,
  *    the rest from softrc_core_tx*() within the budget; an ACK or a
@@ -65,8 +66,8 @@
  *    softrc_resp_res_release() / softrc_resp_write_end(), and all of them
  *    when the QP enters ERROR or is reset;
  *  - memory that went away between the check and a use fails the message
- *    (AETH NAK codes of seed 004: 0x82 remote access, 0x83 remote
- *    operational; as rxe): a WRITE, ATOMIC or READ (response
+ *    (AETH NAK codes, §9.3.5: 2 remote access, 3 remote operational
+ *    error; as rxe): a WRITE, ATOMIC or READ (response
  *    or replay) is NAKed remote access; a SEND whose receive buffer is
  *    gone is NAKed remote operational error and its receive completes
  *    LOC_PROT_ERR (a responder-side local problem the requester did not
@@ -363,7 +364,7 @@ static void softrc_resp_write_end(struct softrc_core_qp *qp)
 }
 
 /*
- * No receive WQE: RNR NAK with our min_rnr_timer [004 5.3]. UC has no
+ * No receive WQE: RNR NAK with our min_rnr_timer (table 45). UC has no
  * RNR: the message is dropped (IBTA ch. 9.8.4).
  */
 static void softrc_resp_rnr(struct softrc_core_qp *qp)
@@ -389,7 +390,7 @@ static bool softrc_resp_enabled(const struct softrc_core_qp *qp, u32 access)
 	return !(qp->attr.remote_deny & access);
 }
 
-/* Payload length rules per position [003]; false = invalid request. */
+/* Payload length rules per position (§9.7); false = invalid request. */
 static bool softrc_resp_len_ok(const struct softrc_core_qp *qp,
 			       const struct softrc_pkt *pkt)
 {
@@ -493,7 +494,7 @@ static void softrc_resp_write_data(struct softrc_core_qp *qp,
 		.pin = resp->pin,
 	};
 
-	/* the context closes exactly at LAST [003] */
+	/* the context closes exactly at LAST (softrc.rst, "The protocol core") */
 	if (!softrc_resp_len_ok(qp, pkt) || dst.len > resp->remaining ||
 	    (last && dst.len != resp->remaining) ||
 	    (!last && dst.len == resp->remaining)) {
@@ -523,7 +524,7 @@ static void softrc_resp_write_data(struct softrc_core_qp *qp,
 	softrc_resp_advance(qp, pkt);
 }
 
-/* RDMA_WRITE_FIRST / _ONLY*: seed the context from the RETH [003]. */
+/* RDMA_WRITE_FIRST / _ONLY*: set up the context from the RETH (§9.3.3). */
 static void softrc_resp_start_write(struct softrc_core_qp *qp,
 				    const struct softrc_pkt *pkt, void *rx)
 {
@@ -536,7 +537,7 @@ static void softrc_resp_start_write(struct softrc_core_qp *qp,
 		return;
 	}
 	softrc_resp_write_end(qp);
-	/* one bounds/permission check covers the whole message [003 step 5] */
+	/* one bounds/permission check covers the whole message (ops->mr_check) */
 	if (pkt->dma_len && qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va,
 					      pkt->dma_len,
 					      SOFTRC_ACCESS_REMOTE_WRITE,
@@ -599,7 +600,7 @@ static void softrc_resp_rd_queue(struct softrc_core_qp *qp, u32 i, u32 psn)
 		 * A duplicate from inside a response: the requester asks from
 		 * its first missing PSN, so it has everything before @psn,
 		 * and it expects a FIRST at @psn (a response restarts at the
-		 * duplicate's PSN [004 §5.x]): restart there, keep what
+		 * duplicate's PSN, "Protocol decisions"): restart there, keep what
 		 * follows.
 		 */
 		resp->rd_pend = a <= end ? end - a + 1 : 1;
@@ -661,9 +662,10 @@ void softrc_resp_release_pins(struct softrc_core_qp *qp)
 /*
  * Advance epsn by @n (at most SOFTRC_READ_MAX_PSNS). A resource can only
  * answer duplicates while its last PSN is within the 2^23 duplicate
- * window behind epsn [004 §4.3, IBTA 9.7.2]: retire it as soon as it
+ * window behind epsn [IBTA 9.7.2]: retire it as soon as it
  * leaves, so that it never answers a duplicate of a later PSN cycle (a
- * duplicate is answered from what that very request saved [004 §5.x]).
+ * duplicate is answered from what that very request saved: softrc.rst,
+ * "Protocol decisions").
  * Resources are allocated in PSN order, so the oldest goes
  * first. The distance cannot wrap unseen: a live resource is 1..2^23
  * PSNs behind epsn, and one step adds at most 2^22.
@@ -1087,7 +1089,7 @@ static struct softrc_rd_res *softrc_resp_res_find(struct softrc_core_qp *qp,
 	return NULL;
 }
 
-/* A request below the expected PSN [004 §5.x]. */
+/* A request below the expected PSN: a duplicate (§9.7.2). */
 static void softrc_resp_duplicate(struct softrc_core_qp *qp,
 				  const struct softrc_pkt *pkt)
 {

@@ -82,7 +82,6 @@ static u8 softrc_ud_send(struct softrc_core_qp *qp, struct softrc_send_wqe *w,
 u32 softrc_ud_tx(struct softrc_core_qp *qp, u32 budget)
 {
 	struct softrc_req *req = &qp->req;
-	struct softrc_cqe cqe;
 	u32 n;
 
 	for (n = 0; n < budget && req->head != req->tail && !req->drain; n++) {
@@ -95,13 +94,7 @@ u32 softrc_ud_tx(struct softrc_core_qp *qp, u32 budget)
 		req->cur = req->head;
 		if (!status && !(w->wr.send_flags & SOFTRC_SEND_SIGNALED))
 			continue;
-		memset(&cqe, 0, sizeof(cqe));
-		cqe.wr_id = w->wr.wr_id;
-		cqe.status = status;
-		cqe.opcode = softrc_wc_opcode_of(w->wr.opcode);
-		cqe.slot = slot;
-		cqe.byte_len = status ? 0 : w->wr.length;
-		qp->ops->complete(qp->ctx, &cqe);
+		softrc_comp_send_cqe(qp, w, slot, status);
 		if (status) {
 			softrc_qp_enter_error(qp);
 			return n + 1;

@@ -1,7 +1,7 @@
 #!/bin/sh
-# selftests/harness/pair_ping.sh - guest side of the harness's pair test.
+# tools/testing/harness/pair_ping.sh - guest side of the harness's pair test.
 #
-# Run in both guests of tools/vm/run-pair.sh.  Gives eth0 a link-local
+# Run in both guests of tools/testing/vm/run-pair.sh.  Gives eth0 a link-local
 # address (A: 169.254.77.1, B: 169.254.77.2; the link only joins the two
 # VMs), pings the peer until it answers, then waits until the peer has
 # pinged us too, so neither side powers off under the other.  Exit 0 on

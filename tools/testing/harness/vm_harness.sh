@@ -1,8 +1,8 @@
 #!/bin/bash
-# selftests/harness/vm_harness.sh - self-tests of the QEMU VM harness.
+# tools/testing/harness/vm_harness.sh - self-tests of the QEMU VM harness.
 #
 # Runs on the host and prints KTAP on stdout; exits non-zero if any test
-# fails.  Checks that tools/vm/run.sh reports command status, fails on a
+# fails.  Checks that tools/testing/vm/run.sh reports command status, fails on a
 # kernel WARNING, a panic and a timeout even when the command "passed",
 # that the guest runs the SOFTRC_KVER kernel with its headers, sees the
 # repo, cwd and env, can modprobe Debian modules and has the rdma tools,
@@ -14,13 +14,13 @@
 #                         (default 10; times the load average per CPU)
 #      SOFTRC_HARNESS_KEEP=1  keep the log directory
 #      SOFTRC_KVER            the guest kernel series (6.1, the default, or
-#                             6.12; tools/vm/lib.sh), for every test
+#                             6.12; tools/testing/vm/lib.sh), for every test
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-repo=$(cd "$here/../.." && pwd -P)
-run=$repo/tools/vm/run.sh
-pair=$repo/tools/vm/run-pair.sh
+repo=$(cd "$here/../../.." && pwd -P)
+run=$repo/tools/testing/vm/run.sh
+pair=$repo/tools/testing/vm/run-pair.sh
 boot_max=${SOFTRC_VM_BOOT_MAX:-10}
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/softrc-harness.XXXXXX")
@@ -56,7 +56,7 @@ echo "1..12"
 
 # The first run may build the cache (download + initramfs); do it up front
 # so that cost does not land in a timed test.
-if ! "$repo/tools/vm/setup.sh" >"$logs/setup.log" 2>&1; then
+if ! "$repo/tools/testing/vm/setup.sh" >"$logs/setup.log" 2>&1; then
 	echo "# setup.sh failed:"
 	sed 's/^/# /' "$logs/setup.log" | tail -n 20
 fi
@@ -102,7 +102,7 @@ result $ok timeout_fails_run "$logs/timeout.log"
 cd "$repo/selftests" || exit 1
 # shellcheck disable=SC2016 # expanded in the guest
 SOFTRC_VM_ENV="HARNESS_A=1 HARNESS_B=two" vm env --env "HARNESS_C=with space" \
-	'[ "$PWD" = "'"$repo"'/selftests" ] && [ -x ../tools/vm/run.sh ] &&
+	'[ "$PWD" = "'"$repo"'/selftests" ] && [ -x ../tools/testing/vm/run.sh ] &&
 	 [ "$HARNESS_A$HARNESS_B" = 1two ] && [ "$HARNESS_C" = "with space" ] &&
 	 [ "$HOME" = /root ] && [ "$(id -u)" = 0 ] && ip -o link show lo | grep -q UP'
 cd - >/dev/null || exit 1

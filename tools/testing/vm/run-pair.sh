@@ -1,14 +1,14 @@
 #!/bin/bash
-# tools/vm/run-pair.sh - boot two softrc VMs joined by a virtual Ethernet link.
+# tools/testing/vm/run-pair.sh - boot two softrc VMs joined by a virtual Ethernet link.
 #
 # Usage:
-#   tools/vm/run-pair.sh [--timeout SECS] [--mem MB] [--smp N]
+#   tools/testing/vm/run-pair.sh [--timeout SECS] [--mem MB] [--smp N]
 #                        [--env NAME=VAL]... [--env-a NAME=VAL]...
 #                        [--env-b NAME=VAL]... [--append ARGS] [--log PREFIX]
 #                        [--] CMD_A CMD_B
-#   (tools/vm/run.sh --pair ... is the same thing.)
+#   (tools/testing/vm/run.sh --pair ... is the same thing.)
 #
-# Boots VM "A" and VM "B" at the same time (each one as tools/vm/run.sh
+# Boots VM "A" and VM "B" at the same time (each one as tools/testing/vm/run.sh
 # describes: host / read-only + tmpfs overlay, same cwd) and
 # runs CMD_A in A and CMD_B in B (each a /bin/sh -c string).  The two
 # guests are connected by a QEMU socket netdev over host loopback
@@ -41,7 +41,7 @@
 # it cannot finish without its peer.
 set -euo pipefail
 
-# shellcheck source=tools/vm/lib.sh
+# shellcheck source=tools/testing/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # --- Phase 0: options ----------------------------------------------------------

@@ -1,9 +1,9 @@
 #!/bin/bash
-# tools/vm/run.sh - run a command as root inside a throwaway QEMU VM.
+# tools/testing/vm/run.sh - run a command as root inside a throwaway QEMU VM.
 #
 # Usage:
-#   tools/vm/run.sh [OPTIONS] [--] CMD...
-#   tools/vm/run.sh [OPTIONS] --pair CMD_A CMD_B      (same as run-pair.sh)
+#   tools/testing/vm/run.sh [OPTIONS] [--] CMD...
+#   tools/testing/vm/run.sh [OPTIONS] --pair CMD_A CMD_B      (same as run-pair.sh)
 #
 # Options:
 #   --timeout SECS   host-side limit for the whole VM run (default 600,
@@ -66,7 +66,7 @@
 # Environment: SOFTRC_CACHE (cache root, default ~/.cache/softrc),
 # SOFTRC_KVER (guest kernel series, default 6.1; see lib.sh),
 # SOFTRC_VM_FLAVOR (release|debug: Debian's kernel or the debug build of
-# tools/vm/debug-kernel.sh, see lib.sh),
+# tools/testing/vm/debug-kernel.sh, see lib.sh),
 # SOFTRC_VM_ACCEL (kvm|tcg|icount, default: probe; icount is one TCG
 # thread whose clock counts guest instructions, 2^SOFTRC_VM_ICOUNT_SHIFT
 # ns each, default 3: time in the guest measures work done, not the
@@ -74,7 +74,7 @@
 # SOFTRC_VM_ENV, SOFTRC_VM_APPEND.
 set -euo pipefail
 
-# shellcheck source=tools/vm/lib.sh
+# shellcheck source=tools/testing/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit "${1:-0}"; }

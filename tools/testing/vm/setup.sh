@@ -1,5 +1,5 @@
 #!/bin/bash
-# tools/vm/setup.sh - build the softrc VM cache (idempotent).
+# tools/testing/vm/setup.sh - build the softrc VM cache (idempotent).
 #
 # Installs the host packages the harness needs, downloads Debian's
 # linux-image package for the guest kernel series SOFTRC_KVER (default 6.1;
@@ -11,10 +11,10 @@
 # the inputs (guest scripts, this builder, kernel version) decides whether a
 # rebuild is needed; run.sh calls this automatically when the stamp is stale.
 #
-# Usage: tools/vm/setup.sh [--force]
+# Usage: tools/testing/vm/setup.sh [--force]
 set -euo pipefail
 
-# shellcheck source=tools/vm/lib.sh
+# shellcheck source=tools/testing/vm/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 force=0
@@ -51,7 +51,7 @@ fi
 # never implicitly here: only its initramfs is made below.
 if [[ $VM_FLAVOR == debug ]]; then
 	[[ -s $KIMAGE && -f $KMODDIR/modules.dep ]] ||
-		vm_die "no debug kernel in $VM_CACHE: run tools/vm/debug-kernel.sh (make check-debug does)"
+		vm_die "no debug kernel in $VM_CACHE: run tools/testing/vm/debug-kernel.sh (make check-debug does)"
 	debver=$(cat "$VM_CACHE/key")
 else
 # --- Phase 2: fetch the kernel package --------------------------------------

@@ -1,11 +1,11 @@
 # shellcheck shell=bash disable=SC2034 # variables are used by the sourcing scripts
-# tools/vm/lib.sh - shared definitions for the softrc QEMU VM harness.
+# tools/testing/vm/lib.sh - shared definitions for the softrc QEMU VM harness.
 # Sourced by setup.sh, run.sh and run-pair.sh; not executable on its own.
 
 # Directory holding these scripts and the repo root, found from our own path
 # so the harness works from any cwd and in any clone location.
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
-REPO_ROOT=$(cd "$VM_DIR/../.." && pwd -P)
+REPO_ROOT=$(cd "$VM_DIR/../../.." && pwd -P)
 export VM_DIR REPO_ROOT
 
 vm_log() { printf 'softrc-vm: %s\n' "$*" >&2; }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/vm/debug-kernel.sh - build and cache the debug guest kernel.
+# tools/testing/vm/debug-kernel.sh - build and cache the debug guest kernel.
 #
 # Builds Debian's linux-source-SERIES (SOFTRC_KVER=6.1|6.12, default 6.1:
 # the same version as the headers the module is built against, see
@@ -32,13 +32,13 @@
 # is rebuilt.  A changed config rebuilds from scratch.  The build runs at
 # low priority (nice 19) so it yields the CPU to anything else.
 #
-# Usage: SOFTRC_KVER=SERIES tools/vm/debug-kernel.sh [--force | --config]
+# Usage: SOFTRC_KVER=SERIES tools/testing/vm/debug-kernel.sh [--force | --config]
 #   prints the cache directory; --force rebuilds even when the cache
 #   matches; --config only configures and checks, and prints the path of
 #   the resulting .config (left in the cache's config/ directory).
 set -euo pipefail
 
-top=$(cd "$(dirname "$0")/../.." && pwd -P)
+top=$(cd "$(dirname "$0")/../../.." && pwd -P)
 series=${SOFTRC_KVER:-6.1}
 kernel() { "$top/tools/setup/kernel.sh" "$series" "$@"; }
 localver=-softrc-debug
@@ -79,7 +79,7 @@ mods=(ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe
 builtin=(VIRTIO VIRTIO_PCI VIRTIO_PCI_LIB VIRTIO_PCI_LIB_LEGACY VIRTIO_NET
 	NET_FAILOVER FAILOVER NET_9P NET_9P_VIRTIO 9P_FS OVERLAY_FS
 	HW_RANDOM HW_RANDOM_VIRTIO)
-# The boot modules (tools/vm/lib.sh's VM_BOOT_MODS and VM_NIC_MODS) the
+# The boot modules (tools/testing/vm/lib.sh's VM_BOOT_MODS and VM_NIC_MODS) the
 # build must have built in, checked in modules.builtin after the build.
 boot_mods=(virtio_pci 9pnet 9pnet_virtio 9p overlay virtio_net virtio-rng)
 
