@@ -38,6 +38,9 @@
 #                             their names, vm.ktap)
 #   make check-interop KVER=6.12   interop, both guests on 6.12 (results
 #                             interop-6.12.ktap)
+#   make check-interop-cross  interop, softrc on 6.1 against softrc on 6.12
+#                             (results interop-cross.ktap; part of make
+#                             check when CHECK_KVERS has both)
 #   make check CHECK_KVERS="6.1 6.12"   check-vm and check-interop once per
 #                             listed kernel, one summary (default: 6.1 and,
 #                             with the suites CHECK_SUITES_6.12, 6.12)
@@ -111,6 +114,7 @@ RESULTS		:= $(TOP)/build/results
 
 .PHONY: all modules deps clean check check-host check-vm check-harness \
 	style sparse demo fuzz coverage bench-core verbs check-interop bench \
+	check-interop-cross \
 	check-debug soak bench-profile install uninstall dkms-install \
 	dkms-uninstall install-links uninstall-links
 all: modules
@@ -212,6 +216,10 @@ check: deps
 	@$(foreach k,$(CHECK_KVERS),$(call KVER_STEP,check-vm,$(k),$(if \
 		$(filter $(k),$(KVER)),,VM_SUITES="$(CHECK_SUITES_$(k))"));)
 	@$(foreach k,$(CHECK_KVERS),$(call KVER_STEP,check-interop,$(k));)
+	@$(if $(filter 6.1,$(CHECK_KVERS)),$(if $(filter 6.12,$(CHECK_KVERS)),\
+		$(MAKE) --no-print-directory check-interop-cross || \
+		echo "not ok 1 check-interop-cross: make exited with status $$?" | \
+		tee $(RESULTS)/interop-cross.ktap))
 	@$(SUMMARY) $(RESULTS)/*.ktap
 
 check-host:
@@ -249,6 +257,15 @@ verbs:
 check-interop: modules verbs
 	@mkdir -p $(RESULTS)
 	@$(call RUN_STEP,interop$(KSUFFIX),SOFTRC_KVER=$(KVER) selftests/vm/interop.sh)
+
+# softrc on 6.1 (VM A) against softrc on 6.12 (VM B), the same list as
+# check-interop (results interop-cross.ktap); needs both builds
+check-interop-cross: verbs
+	@$(MAKE) --no-print-directory modules KVER=6.1
+	@$(MAKE) --no-print-directory modules KVER=6.12
+	@mkdir -p $(RESULTS)
+	@$(call RUN_STEP,interop-cross,INTEROP_B=softrc SOFTRC_KVER_A=6.1 \
+		SOFTRC_KVER_B=6.12 selftests/vm/interop.sh)
 
 # Debug kernel: not part of check (the kernel build alone outlasts CI).
 check-debug: deps

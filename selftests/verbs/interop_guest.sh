@@ -7,8 +7,9 @@
 # with INTEROP_B. Both walk the same test list; in each test one side is
 # the server (it listens on a port of its own) and the other the client
 # (it retries until that port answers), so the two stay in step.
-# Prints "INTEROP <test> ok|fail" lines for the host to collect. The
-# list: RC (ibv_rc_pingpong, perftest, rc_verify), UD and UC
+# Prints "INTEROP <test> ok|skip|fail" lines for the host to collect. The
+# list: RC (ibv_rc_pingpong, perftest, rc_verify, rc_verify -e
+# atomic-write with and without netem), UD and UC
 # (ibv_ud_pingpong, ibv_uc_pingpong, ib_send_bw -c UD) and rdma_cm over
 # QP1 (rping, ucmatose, udaddy, rdma_server/rdma_client, rstream, perftest
 # -R).
@@ -17,6 +18,8 @@
 #   INTEROP_ONLY=ERE      run only the tests whose name matches ERE
 #   INTEROP_REPEAT=N      walk the (selected) list N times; names get
 #                         " [round i]" when N > 1
+#   INTEROP_CM_GATE=0     run perftest -R without the preload/cm_gate.so
+#                         shim (see cm() below): shows the race it closes
 #   INTEROP_PCAP=fail|all record each test on eth0 (RoCEv2 headers, 128
 #                         bytes a frame) and print the capture of a failed
 #                         test (all: of every test) on the console as
@@ -62,7 +65,10 @@ only=${INTEROP_ONLY:-}
 ack=$(ack_timeout_for 18)
 export SOFTRC_MIN_ACK_TIMEOUT=$ack
 shim=$REPO/selftests/verbs/preload/ack_timeout.so
-[ -f "$shim" ] || { echo "INTEROP $shim built (make -C selftests/verbs) fail"; exit 1; }
+cm_gate=$REPO/selftests/verbs/preload/cm_gate.so
+for so in "$shim" "$cm_gate"; do
+	[ -f "$so" ] || { echo "INTEROP $so built (make -C selftests/verbs) fail"; exit 1; }
+done
 pcap_mode=${INTEROP_PCAP:-}
 round=
 
@@ -163,12 +169,21 @@ rcv() {
 # says so on TCP port PORT+1000, and only then does the client start (an
 # early client would be rejected by the CM). CM_LISTEN: the port the
 # server listens on, where it is not PORT (udaddy's is fixed).
+# CM_GATE=1 (perftest -R): both run under preload/cm_gate.so with a gate
+# on TCP port PORT+2000 that is open while the server has an rdma_cm
+# listener, and each client rdma_connect() waits for it. perftest -R
+# connects twice, and the server creates the second listener only after
+# a handshake over the first connection; a client that is faster than a
+# loaded server otherwise gets REJ reason 8 (no listener) and perftest's
+# retry crashes (Documentation/interop.rst). CM_LISTEN_DELAY="N SECS":
+# the server's Nth rdma_listen() comes SECS seconds (scaled) late.
 cm() {
-	local name=$1$round srv=$2 out rc sync a addr pid
+	local name=$1$round srv=$2 out rc sync a b addr pid gate
 	local -a scmd=() ccmd=()
 	shift 2
 	port=$((port + 1))
 	sync=$((port + 1000))
+	gate=$((port + 2000))
 	addr=$peer
 	[ "$srv" = "$me" ] && addr=$ip
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
@@ -181,6 +196,17 @@ cm() {
 		a=${a//SRV/$addr}
 		ccmd+=("${a//PORT/$port}")
 	done
+	if [ -n "${CM_LISTEN_DELAY:-}" ]; then
+		read -r a b <<<"$CM_LISTEN_DELAY"
+		scmd=(env "SOFTRC_CM_LISTEN_DELAY=$a $(tmo "$b")" "${scmd[@]}")
+	fi
+	if [ "${CM_GATE:-0}" = 1 ] && [ "${INTEROP_CM_GATE:-1}" != 0 ]; then
+		scmd=(env "LD_PRELOAD=$cm_gate" "SOFTRC_CM_GATE_LISTEN=$gate" "${scmd[@]}")
+		ccmd=(env "LD_PRELOAD=$cm_gate" "SOFTRC_CM_GATE_CONNECT=$addr:$gate"
+		      "SOFTRC_CM_GATE_SECS=$(tmo 60)" "${ccmd[@]}")
+	elif [ -n "${CM_LISTEN_DELAY:-}" ]; then
+		scmd=(env "LD_PRELOAD=$cm_gate" "${scmd[@]}")
+	fi
 	selected "$name" || return 0
 	test_begin "$name"
 	if [ "$srv" = "$me" ]; then
@@ -205,6 +231,101 @@ cm() {
 	fi
 }
 
+# ---- ATOMIC WRITE (IBTA 1.5) over the wire --------------------------------
+# rc_verify -e atomic-write: the client (requester) posts ATOMIC WRITEs
+# mixed with FETCH_AND_ADDs, READs and WRITEs on the same words; the
+# results and the server's memory are verified. With netem the client's
+# eth0 duplicates 10% of its frames and the server's loses 5% (ACKs and
+# READ responses: the client retransmits), so the server (responder)
+# sees duplicate requests, ATOMIC WRITEs among them, which it must answer
+# without storing again: its duplicate counter (softrc dup_atomic_writes,
+# rxe duplicate_request) has to move. rxe before Linux 6.2 has no ATOMIC
+# WRITE: where either side is rxe on 6.1 (INTEROP_KVER_A/_B) rc_verify
+# says "# SKIP" and the test is "skip"; anywhere else a skip fails.
+
+# aw_lacking: true when a side cannot do ATOMIC WRITE (rxe on 6.1)
+aw_lacking() {
+	{ [ "${INTEROP_A:-softrc}" = rxe ] && [ "${INTEROP_KVER_A:-6.1}" = 6.1 ]; } ||
+		{ [ "${INTEROP_B:-rxe}" = rxe ] && [ "${INTEROP_KVER_B:-6.1}" = 6.1 ]; }
+}
+
+# aw_dup_counter: the counter of duplicates this responder answered
+# (softrc counts duplicate ATOMIC WRITEs apart, rxe only all duplicates)
+aw_dup_counter() {
+	if [ "$drv" = softrc ]; then
+		echo dup_atomic_writes
+	else
+		echo duplicate_request
+	fi
+}
+
+# rcv_aw NAME SERVER [NETEM]: rc_verify -e atomic-write, the server on
+# SERVER; NETEM=netem adds the loss and duplication above
+rcv_aw() {
+	local name=$1$round srv=$2 lossy=${3:-} rc out q='' d0='' d1='' w verdict
+	port=$((port + 1))
+	selected "$name" || return 0
+	test_begin "$name"
+	[ "$drv" = rxe ] && q=-Q
+	if [ -n "$lossy" ]; then
+		if [ "$srv" = "$me" ]; then
+			tc qdisc replace dev eth0 root netem loss 5%
+		else
+			tc qdisc replace dev eth0 root netem duplicate 10%
+		fi || echo "# $me: tc netem on eth0 failed"
+		d0=$(counter "$dev" "$(aw_dup_counter)")
+	fi
+	# rxe 6.12 as the requester under netem: no RDMA WRITEs (rc_verify
+	# -w; a duplicate WRITE's ACK can complete its READ without data)
+	w=''
+	[ -n "$lossy" ] && [ "$drv" = rxe ] && w=-w
+	if [ "$srv" = "$me" ]; then
+		out=$(timeout "$(tmo 180)" "$RC_VERIFY" -s -d "$dev" -g "$gid" -p $port -u $ack $q 2>&1)
+	else
+		out=$(timeout "$(tmo 180)" "$RC_VERIFY" -d "$dev" -g "$gid" -p $port -n $((4 * n)) \
+			-S 31 -e atomic-write $w -B 262144 -M 65536 -u $ack $peer 2>&1)
+	fi
+	rc=$?
+	if [ -n "$lossy" ]; then
+		tc qdisc del dev eth0 root 2>/dev/null
+		d1=$(counter "$dev" "$(aw_dup_counter)")
+		out+=$'\n'"# $drv $(aw_dup_counter): ${d0:-?} -> ${d1:-?}"
+		[ "$srv" = "$me" ] &&
+			echo "# $me: $name: $drv $(aw_dup_counter) ${d0:-?} -> ${d1:-?}"
+		# the responder must have seen (and answered) duplicates
+		if [ "$rc" = 0 ] && [ "$srv" = "$me" ] && ! aw_lacking &&
+		   ! [ "${d1:-0}" -gt "${d0:-0}" ] 2>/dev/null; then
+			out+=$'\n'"# no duplicate request reached this responder under netem"
+			rc=1
+		fi
+	fi
+	verdict=ok
+	if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '# SKIP'; then
+		verdict=skip
+		if ! aw_lacking; then
+			out+=$'\n'"# skipped, but neither side is rxe on 6.1"
+			rc=1
+		fi
+	elif [ "$rc" = 0 ] && [ "$srv" != "$me" ] && aw_lacking; then
+		out+=$'\n'"# ran, but a side is rxe on 6.1 (no ATOMIC WRITE): a stale INTEROP_KVER?"
+		rc=1
+	fi
+	test_end "$name" "$rc"
+	if [ "$rc" = 0 ]; then
+		echo "INTEROP $name $verdict"
+	else
+		printf '%s\n' "$out" | grep -v '^# #  ' | tail -12 | sed "s/^/# $me: /"
+		echo "INTEROP $name fail"
+	fi
+}
+
+# aw_tests SERVER: the ATOMIC WRITE tests with SERVER as server
+aw_tests() {
+	rcv_aw "rc_verify ATOMIC WRITE $((4 * n)) ops, server $1" "$1"
+	rcv_aw "rc_verify ATOMIC WRITE $((4 * n)) ops under netem loss and duplication, server $1" "$1" netem
+}
+# ---- end of ATOMIC WRITE --------------------------------------------------
+
 # tests: the whole list, each test with A and then B as server
 tests() {
 	local s
@@ -219,6 +340,7 @@ tests() {
 		t "ib_read_lat, server $s" $s ib_read_lat -n $((2 * n)) -F -u $ack
 		t "ib_send_lat, server $s" $s ib_send_lat -n $((2 * n)) -F -u $ack
 		rcv "rc_verify $((4 * n)) ops with SEND_WITH_INV on MWs, server $s" $s
+		aw_tests $s
 		t "ibv_ud_pingpong 1 KiB, server $s" $s ibv_ud_pingpong -s 1024 -n $n -c
 		t "ibv_uc_pingpong 4 KiB, server $s" $s ibv_uc_pingpong -s 4096 -n $n -c
 		cm "rping -V, server $s" $s rping -s -a SRV -p PORT -V -C $n -- \
@@ -232,15 +354,20 @@ tests() {
 		cm "rstream 4 KiB x $((2 * n)) verified, server $s" $s \
 			rstream -b SRV -p PORT -S 4096 -C $((2 * n)) -T v -- \
 			rstream -s SRV -p PORT -S 4096 -C $((2 * n)) -T v
-		cm "ib_send_bw -R 4 KiB, server $s" $s \
+		CM_GATE=1 cm "ib_send_bw -R 4 KiB, server $s" $s \
 			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack -- \
 			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack SRV
-		cm "ib_write_bw -R 64 KiB, server $s" $s \
+		CM_GATE=1 cm "ib_write_bw -R 64 KiB, server $s" $s \
 			ib_write_bw -R -d "$dev" -x "$gid" -p PORT -s 65536 -n $n -F -u $ack -- \
 			ib_write_bw -R -d "$dev" -x "$gid" -p PORT -s 65536 -n $n -F -u $ack SRV
-		cm "ib_read_lat -R 4 KiB, server $s" $s \
+		CM_GATE=1 cm "ib_read_lat -R 4 KiB, server $s" $s \
 			ib_read_lat -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack -- \
 			ib_read_lat -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack SRV
+		# the server's data listener 3 s late: the gate must hold the
+		# client's REQ back (without it: REJ 8, then perftest crashes)
+		CM_GATE=1 CM_LISTEN_DELAY="2 3" cm "ib_send_bw -R, server's second listen 3 s late, server $s" $s \
+			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack -- \
+			ib_send_bw -R -d "$dev" -x "$gid" -p PORT -s 4096 -n $n -F -u $ack SRV
 		t "ib_send_bw -c UD 1 KiB, server $s" $s ib_send_bw -c UD -s 1024 -n $((2 * n)) -F
 	done
 }
