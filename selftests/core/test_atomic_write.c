@@ -17,28 +17,12 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 
-static bool last_is_nak(const struct ct *t, u8 code, u32 psn)
-{
-	const struct softrc_pkt *p = &t->tx[t->ntx - 1];
-
-	return t->ntx && p->opcode == SOFTRC_OP_ACKNOWLEDGE &&
-	       p->syndrome == (SOFTRC_AETH_NAK | code) && p->psn == psn;
-}
-
 /* The responder side's ATOMIC WRITE request at @psn (VA 0x10000). */
 static void rx_aw(struct ct *t, u32 psn)
 {
 	struct softrc_pkt p = ct_req(SOFTRC_OP_ATOMIC_WRITE, psn, 8, true);
 
 	ct_rx(t, &p, 0);
-}
-
-/* Its answer: a READ RESPONSE ONLY without payload at @psn. */
-static bool is_aw_reply(const struct softrc_pkt *p, u32 psn)
-{
-	return p->opcode == SOFTRC_OP_RDMA_READ_RESPONSE_ONLY &&
-	       p->psn == psn && !p->payload_len &&
-	       softrc_syndrome_type(p->syndrome) == SOFTRC_AETH_ACK;
 }
 
 static int post_aw(struct ct *t, u8 flags)
@@ -328,7 +312,7 @@ TEST(aw_resp_stores_and_answers)
 	EXPECT_EQ(0, t.pins);		/* the pin only while it stores */
 	EXPECT_EQ(0, t.nplace);
 	ASSERT_EQ(1, t.ntx);
-	EXPECT_TRUE(is_aw_reply(&t.tx[0], 5000));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5000));
 	EXPECT_EQ(1, t.tx[0].msn);
 	EXPECT_EQ(SOFTRC_BUF_NONE, t.txpl[0].kind);
 	EXPECT_EQ(5001, t.qp.resp.epsn);
@@ -349,7 +333,7 @@ TEST(aw_resp_duplicate_answered_not_stored)
 	rx_aw(&t, 5000);
 	EXPECT_EQ(1, t.natomic_write);
 	ASSERT_EQ(2, t.ntx);
-	EXPECT_TRUE(is_aw_reply(&t.tx[1], 5000));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[1], 5000));
 	EXPECT_EQ(2, t.tx[1].msn);	/* the MSN as it is now */
 	EXPECT_EQ(1, t.qp.cnt.dup_requests);
 	EXPECT_EQ(1, t.qp.cnt.dup_atomic_writes);
@@ -376,7 +360,7 @@ TEST(aw_resp_duplicate_without_resource_dropped)
 	EXPECT_EQ(5, t.natomic_write);
 	rx_aw(&t, 5001);		/* still saved */
 	ASSERT_EQ(1, t.ntx);
-	EXPECT_TRUE(is_aw_reply(&t.tx[0], 5001));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5001));
 }
 
 /* An ATOMIC resource is no ATOMIC WRITE's, nor the other way round. */
@@ -404,7 +388,7 @@ TEST(aw_resp_remote_write_disabled_invalid_request)
 	a.remote_deny = SOFTRC_ACCESS_REMOTE_WRITE;
 	ct_init(&t, &a);
 	rx_aw(&t, 5000);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
 	EXPECT_EQ(0, t.natomic_write);
 	EXPECT_EQ(0, t.mr_checks);
@@ -426,7 +410,7 @@ TEST(aw_resp_no_resource_invalid_request)
 	ct_init(&t, NULL);
 	ASSERT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 0));
 	rx_aw(&t, 5000);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, t.natomic_write);
 }
 
@@ -437,7 +421,7 @@ TEST(aw_resp_rkey_violation_remote_access)
 	ct_init(&t, NULL);
 	t.mr_fail = 1;
 	rx_aw(&t, 5000);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
 	EXPECT_EQ(1, t.qp.cnt.rem_access_naks_sent);
 	EXPECT_EQ(0, t.natomic_write);
 	EXPECT_EQ(5000, t.qp.resp.epsn);
@@ -453,7 +437,7 @@ TEST(aw_resp_memory_gone_remote_access)
 	ct_init(&t, NULL);
 	t.atomic_fail = true;
 	rx_aw(&t, 5000);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
 	EXPECT_EQ(1, t.qp.cnt.mem_errors);
 	EXPECT_EQ(0, t.pins);
 	EXPECT_EQ(0, t.bad_puts);
@@ -467,13 +451,13 @@ TEST(aw_resp_psn_gap)
 
 	ct_init(&t, NULL);
 	rx_aw(&t, 5001);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5000));
 	EXPECT_EQ(0, t.natomic_write);
 	EXPECT_EQ(1, t.qp.cnt.drop_out_of_seq);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, false, 8);
 	rx_aw(&t, 5001);
 	EXPECT_EQ(1, t.natomic_write);
-	EXPECT_TRUE(is_aw_reply(&t.tx[t.ntx - 1], 5001));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[t.ntx - 1], 5001));
 	EXPECT_EQ(2, t.tx[t.ntx - 1].msn);
 }
 
@@ -496,7 +480,7 @@ TEST(aw_resp_answer_after_queued_read_response)
 	ASSERT_EQ(41, n);
 	for (i = 0; i < 40; i++)
 		EXPECT_EQ(5000 + i, t.tx[i].psn);
-	EXPECT_TRUE(is_aw_reply(&t.tx[40], 5040));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[40], 5040));
 	EXPECT_EQ(2, t.tx[40].msn);
 }
 
@@ -579,7 +563,7 @@ TEST(aw_parse_reject_naks_invalid_request)
 	ct_init(&t, NULL);
 	out.psn = 5000;
 	softrc_core_rx_invalid(&t.qp, &out);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, t.natomic_write);
 	EXPECT_TRUE(t.errored);
 }

@@ -19,14 +19,6 @@
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 
-static bool last_is_nak(const struct ct *t, u8 code, u32 psn)
-{
-	const struct softrc_pkt *p = &t->tx[t->ntx - 1];
-
-	return t->ntx && p->opcode == SOFTRC_OP_ACKNOWLEDGE &&
-	       p->syndrome == (SOFTRC_AETH_NAK | code) && p->psn == psn;
-}
-
 /* The responder side's FLUSH at @psn: VA 0x10000, 4096 bytes. */
 static void rx_fl(struct ct *t, u32 psn, u8 type, u8 level)
 {
@@ -41,14 +33,6 @@ static void rx_fl(struct ct *t, u32 psn, u8 type, u8 level)
 static void rx_gl(struct ct *t, u32 psn)
 {
 	rx_fl(t, psn, SOFTRC_FLUSH_GLOBAL, SOFTRC_FLUSH_RANGE);
-}
-
-/* Its answer: a READ RESPONSE ONLY without payload at @psn. */
-static bool is_fl_reply(const struct softrc_pkt *p, u32 psn)
-{
-	return p->opcode == SOFTRC_OP_RDMA_READ_RESPONSE_ONLY &&
-	       p->psn == psn && !p->payload_len &&
-	       softrc_syndrome_type(p->syndrome) == SOFTRC_AETH_ACK;
 }
 
 static int post_fl_tl(struct ct *t, u8 flags, u8 type, u8 level, u32 len)
@@ -380,7 +364,7 @@ TEST(fl_resp_flushes_and_answers)
 	EXPECT_EQ(0, t.pins);		/* the pin only while it flushes */
 	EXPECT_EQ(0, t.nplace);
 	ASSERT_EQ(1, t.ntx);
-	EXPECT_TRUE(is_fl_reply(&t.tx[0], 5000));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5000));
 	EXPECT_EQ(1, t.tx[0].msn);
 	EXPECT_EQ(SOFTRC_BUF_NONE, t.txpl[0].kind);
 	EXPECT_EQ(5001, t.qp.resp.epsn);
@@ -399,7 +383,7 @@ TEST(fl_resp_level_mr_checks_no_range)
 	rx_fl(&t, 5000, SOFTRC_FLUSH_GLOBAL, SOFTRC_FLUSH_MR);
 	EXPECT_EQ(1, t.nflush);
 	EXPECT_EQ(0, t.last_check_len);
-	EXPECT_TRUE(is_fl_reply(&t.tx[0], 5000));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5000));
 }
 
 /* PERSISTENT asks for the persistent right (and both for both). */
@@ -433,12 +417,12 @@ TEST(fl_resp_type_none)
 	rx_fl(&t, 5000, 0, SOFTRC_FLUSH_RANGE);
 	EXPECT_EQ(0, t.last_check_access);
 	EXPECT_EQ(1, t.nflush);
-	EXPECT_TRUE(is_fl_reply(&t.tx[0], 5000));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5000));
 
 	ct_init(&t, &a);
 	t.mr_fail = 1;			/* rxe's R_Key 0 */
 	rx_fl(&t, 5000, 0, SOFTRC_FLUSH_RANGE);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
 	EXPECT_EQ(0, t.nflush);
 }
 
@@ -453,7 +437,7 @@ TEST(fl_resp_duplicate_answered_not_run)
 	rx_gl(&t, 5000);
 	EXPECT_EQ(1, t.nflush);
 	ASSERT_EQ(2, t.ntx);
-	EXPECT_TRUE(is_fl_reply(&t.tx[1], 5000));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[1], 5000));
 	EXPECT_EQ(2, t.tx[1].msn);	/* the MSN as it is now */
 	EXPECT_EQ(1, t.qp.cnt.dup_requests);
 	EXPECT_EQ(1, t.qp.cnt.dup_flushes);
@@ -480,7 +464,7 @@ TEST(fl_resp_duplicate_without_resource_dropped)
 	EXPECT_EQ(0, t.qp.cnt.dup_flushes);
 	rx_gl(&t, 5001);		/* still saved */
 	ASSERT_EQ(1, t.ntx);
-	EXPECT_TRUE(is_fl_reply(&t.tx[0], 5001));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5001));
 	EXPECT_EQ(5, t.nflush);
 }
 
@@ -522,7 +506,7 @@ TEST(fl_resp_type_disabled_invalid_request)
 	a.remote_deny = SOFTRC_ACCESS_FLUSH_GLOBAL;
 	ct_init(&t, &a);
 	rx_gl(&t, 5000);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
 	EXPECT_EQ(0, t.nflush);
 	EXPECT_EQ(0, t.mr_checks);
@@ -532,7 +516,7 @@ TEST(fl_resp_type_disabled_invalid_request)
 	a.remote_deny = SOFTRC_ACCESS_FLUSH_PERSISTENT;
 	ct_init(&t, &a);
 	rx_fl(&t, 5000, SOFTRC_FLUSH_TYPES, SOFTRC_FLUSH_RANGE);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, t.nflush);
 
 	/* GLOBAL alone on that QP is fine; remote write is not needed */
@@ -552,7 +536,7 @@ TEST(fl_resp_no_resource_invalid_request)
 	ct_init(&t, NULL);
 	ASSERT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 0));
 	rx_gl(&t, 5000);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, t.nflush);
 }
 
@@ -564,7 +548,7 @@ TEST(fl_resp_rkey_violation_remote_access)
 	ct_init(&t, NULL);
 	t.mr_fail = 1;
 	rx_gl(&t, 5000);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
 	EXPECT_EQ(1, t.qp.cnt.rem_access_naks_sent);
 	EXPECT_EQ(0, t.nflush);
 	EXPECT_EQ(5000, t.qp.resp.epsn);
@@ -581,7 +565,7 @@ TEST(fl_resp_memory_gone_remote_access)
 	ct_init(&t, NULL);
 	t.atomic_fail = true;
 	rx_gl(&t, 5000);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
 	EXPECT_EQ(1, t.qp.cnt.mem_errors);
 	EXPECT_EQ(0, t.pins);
 	EXPECT_EQ(0, t.bad_puts);
@@ -595,13 +579,13 @@ TEST(fl_resp_psn_gap)
 
 	ct_init(&t, NULL);
 	rx_gl(&t, 5001);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5000));
 	EXPECT_EQ(0, t.nflush);
 	EXPECT_EQ(1, t.qp.cnt.drop_out_of_seq);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, false, 8);
 	rx_gl(&t, 5001);
 	EXPECT_EQ(1, t.nflush);
-	EXPECT_TRUE(is_fl_reply(&t.tx[t.ntx - 1], 5001));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[t.ntx - 1], 5001));
 	EXPECT_EQ(2, t.tx[t.ntx - 1].msn);
 }
 
@@ -622,7 +606,7 @@ TEST(fl_resp_answer_after_queued_read_response)
 	ASSERT_EQ(41, t.ntx);
 	for (i = 0; i < 40; i++)
 		EXPECT_EQ(5000 + i, t.tx[i].psn);
-	EXPECT_TRUE(is_fl_reply(&t.tx[40], 5040));
+	EXPECT_TRUE(ct_is_rd_reply(&t.tx[40], 5040));
 	EXPECT_EQ(2, t.tx[40].msn);
 }
 
@@ -748,7 +732,7 @@ TEST(fl_parse_reject_naks_invalid_request)
 	ct_init(&t, NULL);
 	out.psn = 5000;
 	softrc_core_rx_invalid(&t.qp, &out);
-	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
+	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, t.nflush);
 	EXPECT_TRUE(t.errored);
 }

@@ -359,3 +359,18 @@ int ct_count_tx(const struct ct *t, u8 opcode)
 		n += t->tx[i].opcode == opcode;
 	return n;
 }
+
+bool ct_last_is_nak(const struct ct *t, u8 code, u32 psn)
+{
+	const struct softrc_pkt *p = &t->tx[t->ntx - 1];
+
+	return t->ntx && p->opcode == SOFTRC_OP_ACKNOWLEDGE &&
+	       p->syndrome == (SOFTRC_AETH_NAK | code) && p->psn == psn;
+}
+
+bool ct_is_rd_reply(const struct softrc_pkt *p, u32 psn)
+{
+	return p->opcode == SOFTRC_OP_RDMA_READ_RESPONSE_ONLY &&
+	       p->psn == psn && !p->payload_len &&
+	       softrc_syndrome_type(p->syndrome) == SOFTRC_AETH_ACK;
+}

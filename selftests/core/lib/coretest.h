@@ -115,5 +115,11 @@ void ct_rx_req(struct ct *t, u8 op, u32 psn, u32 len, bool ackreq, u32 dma);
 int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags);
 /* Count transmitted packets with this opcode. */
 int ct_count_tx(const struct ct *t, u8 opcode);
+/* The last packet sent is a NAK with @code at @psn. */
+bool ct_last_is_nak(const struct ct *t, u8 code, u32 psn);
+/* @p is a READ RESPONSE ONLY without payload at @psn: the answer to an
+ * ATOMIC WRITE or a FLUSH.
+ */
+bool ct_is_rd_reply(const struct softrc_pkt *p, u32 psn);
 
 #endif /* SOFTRC_SELFTEST_CORETEST_H */
