@@ -13,6 +13,7 @@
 #include "kselftest_harness.h"
 #include "coretest.h"
 #include "parse.h"
+#include "rdop.h"
 #include "sim.h"
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
@@ -29,6 +30,26 @@ static int post_aw(struct ct *t, u8 flags)
 {
 	return ct_post(t, SOFTRC_WR_ATOMIC_WRITE, 8, flags);
 }
+
+static int aw_ran(const struct ct *t)
+{
+	return t->natomic_write;
+}
+
+static u64 aw_dups(const struct ct *t)
+{
+	return t->qp.cnt.dup_atomic_writes;
+}
+
+static const struct ct_rdop aw = {
+	.op = SOFTRC_OP_ATOMIC_WRITE,
+	.wc = SOFTRC_WC_ATOMIC_WRITE,
+	.byte_len = 8,
+	.post = post_aw,
+	.rx = rx_aw,
+	.ran = aw_ran,
+	.dups = aw_dups,
+};
 
 /* ---- requester ---------------------------------------------------- */
 
@@ -83,64 +104,23 @@ TEST(aw_req_post_checks)
 /* Each one holds one of max_rd_atomic (4) until it is answered. */
 TEST(aw_req_max_rd_atomic)
 {
-	struct softrc_pkt r;
-	struct ct t;
-	int i;
-
-	ct_init(&t, NULL);
-	for (i = 0; i < 5; i++)
-		ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	EXPECT_EQ(4, t.ntx);
-	EXPECT_EQ(4, t.qp.req.rd_out);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, 0);
-	EXPECT_EQ(3, t.qp.req.rd_out);
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(5, t.ntx);
-	EXPECT_EQ(1004, t.tx[4].psn);
-	EXPECT_EQ(4, t.qp.req.rd_out);
+	ct_rdop_max_rd_atomic(_metadata, &aw);
 }
 
 /* A fenced WR waits for an earlier ATOMIC WRITE's answer (rxe: likewise). */
 TEST(aw_req_fence_waits)
 {
-	struct softrc_pkt r;
-	struct ct t;
-
-	ct_init(&t, NULL);
-	ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64,
-			     SOFTRC_SEND_SIGNALED | SOFTRC_SEND_FENCE));
-	softrc_core_tx(&t.qp, 0, 16);
-	EXPECT_EQ(1, t.ntx);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, 0);
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(2, t.ntx);
-	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_ONLY, t.tx[1].opcode);
+	ct_rdop_fence_waits(_metadata, &aw, SOFTRC_WR_RDMA_WRITE,
+			    SOFTRC_OP_RDMA_WRITE_ONLY);
 }
 
 /* rxe's answer completes it: IBV_WC_ATOMIC_WRITE (9), 8 bytes. */
 TEST(aw_comp_by_read_response_only)
 {
-	struct softrc_pkt r;
 	struct ct t;
 
-	ct_init(&t, NULL);
-	ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, 0);
-	ASSERT_EQ(1, t.ncqe);
-	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
-	EXPECT_EQ(SOFTRC_WC_ATOMIC_WRITE, t.cqe[0].opcode);
+	ct_rdop_comp_by_response(_metadata, &aw, &t);
 	EXPECT_EQ(9, t.cqe[0].opcode);
-	EXPECT_EQ(8, t.cqe[0].byte_len);
-	EXPECT_EQ(0, t.qp.req.rd_out);
-	EXPECT_EQ(1001, t.qp.req.una);
-	EXPECT_EQ(0, t.qp.cnt.drop_bad_resp);
-	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
 }
 
 /*
@@ -152,20 +132,7 @@ TEST(aw_comp_by_covering_ack)
 	struct softrc_pkt a;
 	struct ct t;
 
-	ct_init(&t, NULL);
-	ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(2, t.ntx);
-	a = ct_ack(1001, SOFTRC_AETH_ACK | 0x1f, 2);
-	ct_rx(&t, &a, 0);
-	ASSERT_EQ(2, t.ncqe);
-	EXPECT_EQ(SOFTRC_WC_ATOMIC_WRITE, t.cqe[0].opcode);
-	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
-	EXPECT_EQ(SOFTRC_WC_RDMA_WRITE, t.cqe[1].opcode);
-	EXPECT_EQ(0, t.qp.cnt.implied_naks);
-	EXPECT_EQ(0, t.nretx);
-	EXPECT_EQ(0, t.qp.req.rd_out);
+	ct_rdop_comp_by_covering_ack(_metadata, &aw);
 
 	/* a plain ACK at its own PSN */
 	ct_init(&t, NULL);
@@ -185,114 +152,39 @@ TEST(aw_comp_by_covering_ack)
  */
 TEST(aw_comp_wrong_response_dropped)
 {
-	struct softrc_pkt r;
-	struct ct t;
-
-	ct_init(&t, NULL);
-	ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	r = ct_resp(SOFTRC_OP_ATOMIC_ACKNOWLEDGE, 1000, 0, 0);
-	ct_rx(&t, &r, 0);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 8, 0);
-	ct_rx(&t, &r, 0);
-	EXPECT_EQ(0, t.ncqe);
-	EXPECT_EQ(2, t.qp.cnt.drop_bad_resp);
-	EXPECT_EQ(1000, t.qp.req.una);
-	EXPECT_EQ(1, t.qp.req.rd_out);
-	/* the right one still completes it; a replay of it is stale */
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, 0);
-	EXPECT_EQ(1, t.ncqe);
-	ct_rx(&t, &r, 0);
-	EXPECT_EQ(1, t.qp.cnt.drop_dup_resp);
-	EXPECT_EQ(1, t.ncqe);
+	ct_rdop_wrong_response(_metadata, &aw, 2);
 }
 
 /* The responder's NAKs fail it with the remote status. */
 TEST(aw_comp_naks)
 {
-	static const struct {
-		u8 code;
-		u8 status;
-	} naks[] = {
-		{ SOFTRC_NAK_REMOTE_ACCESS, SOFTRC_WC_REM_ACCESS_ERR },
-		{ SOFTRC_NAK_INVALID_REQ, SOFTRC_WC_REM_INV_REQ_ERR },
-	};
-	struct softrc_pkt n;
-	struct ct t;
-	u32 i;
-
-	for (i = 0; i < ARRAY_SIZE(naks); i++) {
-		ct_init(&t, NULL);
-		ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-		ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-		softrc_core_tx(&t.qp, 0, 16);
-		n = ct_ack(1000, SOFTRC_AETH_NAK | naks[i].code, 0);
-		ct_rx(&t, &n, 0);
-		ASSERT_EQ(2, t.ncqe);
-		EXPECT_EQ(naks[i].status, t.cqe[0].status);
-		EXPECT_EQ(SOFTRC_WC_ATOMIC_WRITE, t.cqe[0].opcode);
-		EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[1].status);
-		EXPECT_EQ(SOFTRC_WC_ATOMIC_WRITE, t.cqe[1].opcode);
-		EXPECT_TRUE(t.errored);
-	}
+	ct_rdop_nak(_metadata, &aw, SOFTRC_NAK_REMOTE_ACCESS,
+		    SOFTRC_WC_REM_ACCESS_ERR);
+	ct_rdop_nak(_metadata, &aw, SOFTRC_NAK_INVALID_REQ,
+		    SOFTRC_WC_REM_INV_REQ_ERR);
 }
 
 /* A timeout sends the same packet again, from the same slot bytes. */
 TEST(aw_req_retransmit_on_timeout)
 {
-	struct softrc_pkt r;
 	struct ct t;
-	u64 d;
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	d = t.deadline[SOFTRC_TIMER_RETRY];
-	ASSERT_NE(0, d);
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
-	softrc_core_tx(&t.qp, d, 16);
-	ASSERT_EQ(2, t.ntx);
-	EXPECT_EQ(SOFTRC_OP_ATOMIC_WRITE, t.tx[1].opcode);
-	EXPECT_EQ(1000, t.tx[1].psn);
-	EXPECT_EQ(t.tx[0].va, t.tx[1].va);
+	ct_rdop_retransmit(_metadata, &aw, &t);
 	EXPECT_EQ(8, t.tx[1].payload_len);
 	EXPECT_EQ(t.txpl[0].slot, t.txpl[1].slot);
 	EXPECT_EQ(0, t.txpl[1].addr);
 	EXPECT_EQ(8, t.txpl[1].len);
-	EXPECT_EQ(1, t.qp.cnt.retransmits);
-	EXPECT_EQ(1, t.qp.cnt.timeouts);
-	EXPECT_EQ(1, t.qp.req.rd_out);	/* still one resource, not two */
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, d);
-	EXPECT_EQ(1, t.ncqe);
-	EXPECT_EQ(0, t.qp.req.rd_out);
 }
 
 /* A sequence error NAK at it goes back to it (WRITE, AW, WRITE). */
 TEST(aw_req_seq_nak_goes_back)
 {
-	struct softrc_pkt n;
 	struct ct t;
 
-	ct_init(&t, NULL);
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
-	ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(3, t.ntx);
-	n = ct_ack(1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
-	ct_rx(&t, &n, 0);
-	EXPECT_EQ(1, t.ncqe);		/* the first WRITE, acknowledged */
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(5, t.ntx);
-	EXPECT_EQ(SOFTRC_OP_ATOMIC_WRITE, t.tx[3].opcode);
-	EXPECT_EQ(1001, t.tx[3].psn);
-	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_ONLY, t.tx[4].opcode);
-	EXPECT_EQ(1002, t.tx[4].psn);
-	EXPECT_EQ(1, t.nretx);
+	ct_rdop_seq_nak_goes_back(_metadata, &aw, &t);
 	EXPECT_EQ(1001, t.retx_psn[0]);
-	EXPECT_EQ(SOFTRC_RETRY_nak_seq, t.retx_why[0]);
 }
 
 /* ---- responder ---------------------------------------------------- */
@@ -301,25 +193,10 @@ TEST(aw_resp_stores_and_answers)
 {
 	struct ct t;
 
-	ct_init(&t, NULL);
-	rx_aw(&t, 5000);
-	EXPECT_EQ(1, t.natomic_write);
+	ct_rdop_resp_runs(_metadata, &aw, &t, 8, SOFTRC_ACCESS_REMOTE_WRITE,
+			  SOFTRC_RES_ATOMIC_WRITE);
 	EXPECT_EQ(0x10000, t.aw_va);
 	EXPECT_EQ(SOFTRC_BTH_BYTES + SOFTRC_RETH_BYTES, t.aw_off);
-	EXPECT_EQ(1, t.mr_checks);
-	EXPECT_EQ(8, t.last_check_len);
-	EXPECT_EQ(SOFTRC_ACCESS_REMOTE_WRITE, t.last_check_access);
-	EXPECT_EQ(0, t.pins);		/* the pin only while it stores */
-	EXPECT_EQ(0, t.nplace);
-	ASSERT_EQ(1, t.ntx);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5000));
-	EXPECT_EQ(1, t.tx[0].msn);
-	EXPECT_EQ(SOFTRC_BUF_NONE, t.txpl[0].kind);
-	EXPECT_EQ(5001, t.qp.resp.epsn);
-	EXPECT_EQ(1, t.qp.resp.msn);
-	EXPECT_EQ(1, t.qp.resp.res_live);
-	EXPECT_EQ(SOFTRC_RES_ATOMIC_WRITE, t.res[0].type);
-	EXPECT_FALSE(t.errored);
 }
 
 /* A duplicate is answered again from its resource, never stored again. */
@@ -327,40 +204,14 @@ TEST(aw_resp_duplicate_answered_not_stored)
 {
 	struct ct t;
 
-	ct_init(&t, NULL);
-	rx_aw(&t, 5000);
-	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5001, 8, false, 8);
-	rx_aw(&t, 5000);
-	EXPECT_EQ(1, t.natomic_write);
-	ASSERT_EQ(2, t.ntx);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[1], 5000));
-	EXPECT_EQ(2, t.tx[1].msn);	/* the MSN as it is now */
-	EXPECT_EQ(1, t.qp.cnt.dup_requests);
-	EXPECT_EQ(1, t.qp.cnt.dup_atomic_writes);
+	ct_rdop_resp_duplicate(_metadata, &aw, &t);
 	EXPECT_EQ(0, t.qp.cnt.dup_atomics);
-	EXPECT_EQ(5002, t.qp.resp.epsn);
-	EXPECT_EQ(2, t.mr_checks);	/* its own and the WRITE's, no other */
 }
 
 /* Recycled by 4 newer ones (4 resources): its duplicate is dropped. */
 TEST(aw_resp_duplicate_without_resource_dropped)
 {
-	struct ct t;
-	int i;
-
-	ct_init(&t, NULL);
-	for (i = 0; i < 5; i++)
-		rx_aw(&t, 5000 + i);
-	EXPECT_EQ(5, t.natomic_write);
-	t.ntx = 0;
-	rx_aw(&t, 5000);
-	EXPECT_EQ(0, t.ntx);
-	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
-	EXPECT_EQ(0, t.qp.cnt.dup_atomic_writes);
-	EXPECT_EQ(5, t.natomic_write);
-	rx_aw(&t, 5001);		/* still saved */
-	ASSERT_EQ(1, t.ntx);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5001));
+	ct_rdop_resp_dup_recycled(_metadata, &aw);
 }
 
 /* An ATOMIC resource is no ATOMIC WRITE's, nor the other way round. */
@@ -372,116 +223,44 @@ TEST(aw_resp_duplicate_type_must_match)
 	ct_init(&t, NULL);
 	p = ct_req(SOFTRC_OP_FETCH_ADD, 5000, 0, true);
 	ct_rx(&t, &p, 0);
-	t.ntx = 0;
-	rx_aw(&t, 5000);
-	EXPECT_EQ(0, t.ntx);
-	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
-	EXPECT_EQ(0, t.natomic_write);
+	ct_rdop_resp_dup_other(_metadata, &aw, &t);
 }
 
 TEST(aw_resp_remote_write_disabled_invalid_request)
 {
-	struct softrc_core_attr a;
-	struct ct t;
-
-	ct_attr_default(&a);
-	a.remote_deny = SOFTRC_ACCESS_REMOTE_WRITE;
-	ct_init(&t, &a);
-	rx_aw(&t, 5000);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
-	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
-	EXPECT_EQ(0, t.natomic_write);
-	EXPECT_EQ(0, t.mr_checks);
-	EXPECT_TRUE(t.errored);
-
+	ct_rdop_resp_denied(_metadata, &aw, SOFTRC_ACCESS_REMOTE_WRITE);
 	/* remote atomic alone is not enough, nor needed */
-	ct_attr_default(&a);
-	a.remote_deny = SOFTRC_ACCESS_REMOTE_ATOMIC;
-	ct_init(&t, &a);
-	rx_aw(&t, 5000);
-	EXPECT_EQ(1, t.natomic_write);
-	EXPECT_FALSE(t.errored);
+	ct_rdop_resp_allowed(_metadata, &aw, SOFTRC_ACCESS_REMOTE_ATOMIC);
 }
 
 TEST(aw_resp_no_resource_invalid_request)
 {
-	struct ct t;
-
-	ct_init(&t, NULL);
-	ASSERT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 0));
-	rx_aw(&t, 5000);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
-	EXPECT_EQ(0, t.natomic_write);
+	ct_rdop_resp_no_resource(_metadata, &aw);
 }
 
 TEST(aw_resp_rkey_violation_remote_access)
 {
 	struct ct t;
 
-	ct_init(&t, NULL);
-	t.mr_fail = 1;
-	rx_aw(&t, 5000);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
-	EXPECT_EQ(1, t.qp.cnt.rem_access_naks_sent);
-	EXPECT_EQ(0, t.natomic_write);
-	EXPECT_EQ(5000, t.qp.resp.epsn);
-	EXPECT_EQ(0, t.qp.resp.res_live);
-	EXPECT_TRUE(t.errored);
+	ct_rdop_resp_rkey_bad(_metadata, &aw, &t);
 }
 
 /* The memory went away between the check and the store. */
 TEST(aw_resp_memory_gone_remote_access)
 {
-	struct ct t;
-
-	ct_init(&t, NULL);
-	t.atomic_fail = true;
-	rx_aw(&t, 5000);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
-	EXPECT_EQ(1, t.qp.cnt.mem_errors);
-	EXPECT_EQ(0, t.pins);
-	EXPECT_EQ(0, t.bad_puts);
-	EXPECT_TRUE(t.errored);
+	ct_rdop_resp_memory_gone(_metadata, &aw);
 }
 
 /* PSN order: a future one is NAKed and not stored; in order it is. */
 TEST(aw_resp_psn_gap)
 {
-	struct ct t;
-
-	ct_init(&t, NULL);
-	rx_aw(&t, 5001);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5000));
-	EXPECT_EQ(0, t.natomic_write);
-	EXPECT_EQ(1, t.qp.cnt.drop_out_of_seq);
-	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, false, 8);
-	rx_aw(&t, 5001);
-	EXPECT_EQ(1, t.natomic_write);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[t.ntx - 1], 5001));
-	EXPECT_EQ(2, t.tx[t.ntx - 1].msn);
+	ct_rdop_resp_psn_gap(_metadata, &aw);
 }
 
 /* Behind a paced READ response, its answer waits its PSN turn. */
 TEST(aw_resp_answer_after_queued_read_response)
 {
-	struct ct t;
-	int i, n;
-
-	ct_init(&t, NULL);
-	/* 40 response packets: each rx call sends SOFTRC_RESP_INLINE */
-	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 40 * 1024);
-	ASSERT_EQ(SOFTRC_RESP_INLINE, t.ntx);
-	rx_aw(&t, 5040);
-	EXPECT_EQ(1, t.natomic_write);	/* executed at once (IBTA 9.5) */
-	EXPECT_EQ(2 * SOFTRC_RESP_INLINE, t.ntx);	/* its answer waits */
-	while (softrc_core_tx_resp(&t.qp, 4) == 4)
-		;
-	n = t.ntx;
-	ASSERT_EQ(41, n);
-	for (i = 0; i < 40; i++)
-		EXPECT_EQ(5000 + i, t.tx[i].psn);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[40], 5040));
-	EXPECT_EQ(2, t.tx[40].msn);
+	ct_rdop_resp_after_read(_metadata, &aw);
 }
 
 /* ---- parser ------------------------------------------------------- */
@@ -555,17 +334,11 @@ TEST(aw_parse_rejects)
 TEST(aw_parse_reject_naks_invalid_request)
 {
 	struct softrc_pkt out;
-	struct ct t;
 	u32 len = mk_aw(0x10004, 8, 8);
 
 	ASSERT_EQ(SOFTRC_PARSE_ATOMIC_VA_UNALIGNED,
 		  softrc_parse(buf, 28, len, 1024, &out));
-	ct_init(&t, NULL);
-	out.psn = 5000;
-	softrc_core_rx_invalid(&t.qp, &out);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
-	EXPECT_EQ(0, t.natomic_write);
-	EXPECT_TRUE(t.errored);
+	ct_rdop_parse_reject_naks(_metadata, &aw, &out);
 }
 
 /* ---- two engines over a lossy simulated link ------------------------ */

@@ -15,6 +15,7 @@
 #include "kselftest_harness.h"
 #include "coretest.h"
 #include "parse.h"
+#include "rdop.h"
 #include "sim.h"
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
@@ -56,6 +57,26 @@ static int post_fl(struct ct *t, u8 flags)
 	return post_fl_tl(t, flags, SOFTRC_FLUSH_GLOBAL, SOFTRC_FLUSH_RANGE,
 			  4096);
 }
+
+static int fl_ran(const struct ct *t)
+{
+	return t->nflush;
+}
+
+static u64 fl_dups(const struct ct *t)
+{
+	return t->qp.cnt.dup_flushes;
+}
+
+static const struct ct_rdop fl = {
+	.op = SOFTRC_OP_FLUSH,
+	.wc = SOFTRC_WC_FLUSH,
+	.byte_len = 4096,
+	.post = post_fl,
+	.rx = rx_gl,
+	.ran = fl_ran,
+	.dups = fl_dups,
+};
 
 /* ---- requester ---------------------------------------------------- */
 
@@ -125,175 +146,59 @@ TEST(fl_req_post_checks)
 /* Each one holds one of max_rd_atomic (4) until it is answered. */
 TEST(fl_req_max_rd_atomic)
 {
-	struct softrc_pkt r;
-	struct ct t;
-	int i;
-
-	ct_init(&t, NULL);
-	for (i = 0; i < 5; i++)
-		ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	EXPECT_EQ(4, t.ntx);
-	EXPECT_EQ(4, t.qp.req.rd_out);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, 0);
-	EXPECT_EQ(3, t.qp.req.rd_out);
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(5, t.ntx);
-	EXPECT_EQ(1004, t.tx[4].psn);
-	EXPECT_EQ(4, t.qp.req.rd_out);
+	ct_rdop_max_rd_atomic(_metadata, &fl);
 }
 
 /* A fenced WR waits for an earlier FLUSH's answer, like a READ's. */
 TEST(fl_req_fence_waits)
 {
-	struct softrc_pkt r;
-	struct ct t;
-
-	ct_init(&t, NULL);
-	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 64,
-			     SOFTRC_SEND_SIGNALED | SOFTRC_SEND_FENCE));
-	softrc_core_tx(&t.qp, 0, 16);
-	EXPECT_EQ(1, t.ntx);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, 0);
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(2, t.ntx);
-	EXPECT_EQ(SOFTRC_OP_SEND_ONLY, t.tx[1].opcode);
+	ct_rdop_fence_waits(_metadata, &fl, SOFTRC_WR_SEND, SOFTRC_OP_SEND_ONLY);
 }
 
 /* rxe's answer completes it: the engine's FLUSH opcode, the range length. */
 TEST(fl_comp_by_read_response_only)
 {
-	struct softrc_pkt r;
 	struct ct t;
 
-	ct_init(&t, NULL);
-	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, 0);
-	ASSERT_EQ(1, t.ncqe);
-	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
-	EXPECT_EQ(SOFTRC_WC_FLUSH, t.cqe[0].opcode);
+	ct_rdop_comp_by_response(_metadata, &fl, &t);
 	EXPECT_NE(SOFTRC_WC_REG_MR, t.cqe[0].opcode);
-	EXPECT_EQ(4096, t.cqe[0].byte_len);
-	EXPECT_EQ(0, t.qp.req.rd_out);
-	EXPECT_EQ(1001, t.qp.req.una);
-	EXPECT_EQ(0, t.qp.cnt.drop_bad_resp);
-	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
 }
 
 /* An ACK covering it completes it too: no implied NAK past a FLUSH. */
 TEST(fl_comp_by_covering_ack)
 {
-	struct softrc_pkt a;
-	struct ct t;
-
-	ct_init(&t, NULL);
-	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(2, t.ntx);
-	a = ct_ack(1001, SOFTRC_AETH_ACK | 0x1f, 2);
-	ct_rx(&t, &a, 0);
-	ASSERT_EQ(2, t.ncqe);
-	EXPECT_EQ(SOFTRC_WC_FLUSH, t.cqe[0].opcode);
-	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
-	EXPECT_EQ(SOFTRC_WC_RDMA_WRITE, t.cqe[1].opcode);
-	EXPECT_EQ(0, t.qp.cnt.implied_naks);
-	EXPECT_EQ(0, t.nretx);
-	EXPECT_EQ(0, t.qp.req.rd_out);
+	ct_rdop_comp_by_covering_ack(_metadata, &fl);
 }
 
 /* An ATOMIC ACK or a READ response with data is no answer to it. */
 TEST(fl_comp_wrong_response_dropped)
 {
-	struct softrc_pkt r;
-	struct ct t;
-
-	ct_init(&t, NULL);
-	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	r = ct_resp(SOFTRC_OP_ATOMIC_ACKNOWLEDGE, 1000, 0, 0);
-	ct_rx(&t, &r, 0);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 8, 0);
-	ct_rx(&t, &r, 0);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, 1000, 1024, 0);
-	ct_rx(&t, &r, 0);
-	EXPECT_EQ(0, t.ncqe);
-	EXPECT_EQ(3, t.qp.cnt.drop_bad_resp);
-	EXPECT_EQ(1000, t.qp.req.una);
-	EXPECT_EQ(1, t.qp.req.rd_out);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, 0);
-	EXPECT_EQ(1, t.ncqe);
-	ct_rx(&t, &r, 0);		/* its replay is stale */
-	EXPECT_EQ(1, t.qp.cnt.drop_dup_resp);
-	EXPECT_EQ(1, t.ncqe);
+	ct_rdop_wrong_response(_metadata, &fl, 3);
 }
 
 /* The responder's NAKs fail it with the remote status. */
 TEST(fl_comp_naks)
 {
-	static const struct {
-		u8 code;
-		u8 status;
-	} naks[] = {
-		{ SOFTRC_NAK_REMOTE_ACCESS, SOFTRC_WC_REM_ACCESS_ERR },
-		{ SOFTRC_NAK_INVALID_REQ, SOFTRC_WC_REM_INV_REQ_ERR },
-		{ SOFTRC_NAK_REMOTE_OP_ERR, SOFTRC_WC_REM_OP_ERR },
-	};
-	struct softrc_pkt n;
-	struct ct t;
-	u32 i;
-
-	for (i = 0; i < ARRAY_SIZE(naks); i++) {
-		ct_init(&t, NULL);
-		ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-		ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-		softrc_core_tx(&t.qp, 0, 16);
-		n = ct_ack(1000, SOFTRC_AETH_NAK | naks[i].code, 0);
-		ct_rx(&t, &n, 0);
-		ASSERT_EQ(2, t.ncqe);
-		EXPECT_EQ(naks[i].status, t.cqe[0].status);
-		EXPECT_EQ(SOFTRC_WC_FLUSH, t.cqe[0].opcode);
-		EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[1].status);
-		EXPECT_EQ(SOFTRC_WC_FLUSH, t.cqe[1].opcode);
-		EXPECT_TRUE(t.errored);
-	}
+	ct_rdop_nak(_metadata, &fl, SOFTRC_NAK_REMOTE_ACCESS,
+		    SOFTRC_WC_REM_ACCESS_ERR);
+	ct_rdop_nak(_metadata, &fl, SOFTRC_NAK_INVALID_REQ,
+		    SOFTRC_WC_REM_INV_REQ_ERR);
+	ct_rdop_nak(_metadata, &fl, SOFTRC_NAK_REMOTE_OP_ERR,
+		    SOFTRC_WC_REM_OP_ERR);
 }
 
 /* A timeout sends the same packet again, still one resource. */
 TEST(fl_req_retransmit_on_timeout)
 {
-	struct softrc_pkt r;
 	struct ct t;
-	u64 d;
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, post_fl_tl(&t, SOFTRC_SEND_SIGNALED, SOFTRC_FLUSH_GLOBAL,
 				SOFTRC_FLUSH_MR, 64));
-	softrc_core_tx(&t.qp, 0, 16);
-	d = t.deadline[SOFTRC_TIMER_RETRY];
-	ASSERT_NE(0, d);
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
-	softrc_core_tx(&t.qp, d, 16);
-	ASSERT_EQ(2, t.ntx);
-	EXPECT_EQ(SOFTRC_OP_FLUSH, t.tx[1].opcode);
-	EXPECT_EQ(1000, t.tx[1].psn);
-	EXPECT_EQ(t.tx[0].va, t.tx[1].va);
+	ct_rdop_retransmit(_metadata, &fl, &t);
 	EXPECT_EQ(64, t.tx[1].dma_len);
 	EXPECT_EQ(SOFTRC_FLUSH_MR, t.tx[1].flush_level);
 	EXPECT_EQ(SOFTRC_FLUSH_GLOBAL, t.tx[1].flush_type);
-	EXPECT_EQ(1, t.qp.cnt.retransmits);
-	EXPECT_EQ(1, t.qp.cnt.timeouts);
-	EXPECT_EQ(1, t.qp.req.rd_out);
-	r = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 0, 1);
-	ct_rx(&t, &r, d);
-	EXPECT_EQ(1, t.ncqe);
-	EXPECT_EQ(0, t.qp.req.rd_out);
 }
 
 /* Retries run out: RETRY_EXC_ERR with the FLUSH opcode. */
@@ -325,26 +230,9 @@ TEST(fl_req_retry_exceeded)
 /* A sequence error NAK at it goes back to it (WRITE, FLUSH, WRITE). */
 TEST(fl_req_seq_nak_goes_back)
 {
-	struct softrc_pkt n;
 	struct ct t;
 
-	ct_init(&t, NULL);
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
-	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(3, t.ntx);
-	n = ct_ack(1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
-	ct_rx(&t, &n, 0);
-	EXPECT_EQ(1, t.ncqe);
-	softrc_core_tx(&t.qp, 0, 16);
-	ASSERT_EQ(5, t.ntx);
-	EXPECT_EQ(SOFTRC_OP_FLUSH, t.tx[3].opcode);
-	EXPECT_EQ(1001, t.tx[3].psn);
-	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_ONLY, t.tx[4].opcode);
-	EXPECT_EQ(1002, t.tx[4].psn);
-	EXPECT_EQ(1, t.nretx);
-	EXPECT_EQ(SOFTRC_RETRY_nak_seq, t.retx_why[0]);
+	ct_rdop_seq_nak_goes_back(_metadata, &fl, &t);
 	EXPECT_EQ(1, t.qp.req.rd_out);
 }
 
@@ -354,24 +242,9 @@ TEST(fl_resp_flushes_and_answers)
 {
 	struct ct t;
 
-	ct_init(&t, NULL);
-	rx_gl(&t, 5000);
-	EXPECT_EQ(1, t.nflush);
+	ct_rdop_resp_runs(_metadata, &fl, &t, 4096, SOFTRC_ACCESS_FLUSH_GLOBAL,
+			  SOFTRC_RES_FLUSH);
 	EXPECT_EQ(SOFTRC_FLUSH_GLOBAL, t.flush_type);
-	EXPECT_EQ(1, t.mr_checks);
-	EXPECT_EQ(4096, t.last_check_len);	/* the range is checked */
-	EXPECT_EQ(SOFTRC_ACCESS_FLUSH_GLOBAL, t.last_check_access);
-	EXPECT_EQ(0, t.pins);		/* the pin only while it flushes */
-	EXPECT_EQ(0, t.nplace);
-	ASSERT_EQ(1, t.ntx);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5000));
-	EXPECT_EQ(1, t.tx[0].msn);
-	EXPECT_EQ(SOFTRC_BUF_NONE, t.txpl[0].kind);
-	EXPECT_EQ(5001, t.qp.resp.epsn);
-	EXPECT_EQ(1, t.qp.resp.msn);
-	EXPECT_EQ(1, t.qp.resp.res_live);
-	EXPECT_EQ(SOFTRC_RES_FLUSH, t.res[0].type);
-	EXPECT_FALSE(t.errored);
 }
 
 /* Level MR: the key and its rights, no range (rxe: likewise). */
@@ -431,41 +304,15 @@ TEST(fl_resp_duplicate_answered_not_run)
 {
 	struct ct t;
 
-	ct_init(&t, NULL);
-	rx_gl(&t, 5000);
-	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5001, 8, false, 8);
-	rx_gl(&t, 5000);
-	EXPECT_EQ(1, t.nflush);
-	ASSERT_EQ(2, t.ntx);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[1], 5000));
-	EXPECT_EQ(2, t.tx[1].msn);	/* the MSN as it is now */
-	EXPECT_EQ(1, t.qp.cnt.dup_requests);
-	EXPECT_EQ(1, t.qp.cnt.dup_flushes);
+	ct_rdop_resp_duplicate(_metadata, &fl, &t);
 	EXPECT_EQ(0, t.qp.cnt.dup_atomic_writes);
 	EXPECT_EQ(0, t.qp.cnt.dup_reads);
-	EXPECT_EQ(5002, t.qp.resp.epsn);
-	EXPECT_EQ(2, t.mr_checks);	/* its own and the WRITE's, no other */
 }
 
 /* Recycled by 4 newer ones (4 resources): its duplicate is dropped. */
 TEST(fl_resp_duplicate_without_resource_dropped)
 {
-	struct ct t;
-	int i;
-
-	ct_init(&t, NULL);
-	for (i = 0; i < 5; i++)
-		rx_gl(&t, 5000 + i);
-	EXPECT_EQ(5, t.nflush);
-	t.ntx = 0;
-	rx_gl(&t, 5000);
-	EXPECT_EQ(0, t.ntx);
-	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
-	EXPECT_EQ(0, t.qp.cnt.dup_flushes);
-	rx_gl(&t, 5001);		/* still saved */
-	ASSERT_EQ(1, t.ntx);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5001));
-	EXPECT_EQ(5, t.nflush);
+	ct_rdop_resp_dup_recycled(_metadata, &fl);
 }
 
 /* An ATOMIC WRITE's resource is no FLUSH's, nor the other way round. */
@@ -477,11 +324,7 @@ TEST(fl_resp_duplicate_type_must_match)
 	ct_init(&t, NULL);
 	p = ct_req(SOFTRC_OP_ATOMIC_WRITE, 5000, 8, true);
 	ct_rx(&t, &p, 0);
-	t.ntx = 0;
-	rx_gl(&t, 5000);
-	EXPECT_EQ(0, t.ntx);
-	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
-	EXPECT_EQ(0, t.nflush);
+	ct_rdop_resp_dup_other(_metadata, &fl, &t);
 
 	ct_init(&t, NULL);
 	rx_gl(&t, 5000);
@@ -502,15 +345,7 @@ TEST(fl_resp_type_disabled_invalid_request)
 	struct softrc_core_attr a;
 	struct ct t;
 
-	ct_attr_default(&a);
-	a.remote_deny = SOFTRC_ACCESS_FLUSH_GLOBAL;
-	ct_init(&t, &a);
-	rx_gl(&t, 5000);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
-	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
-	EXPECT_EQ(0, t.nflush);
-	EXPECT_EQ(0, t.mr_checks);
-	EXPECT_TRUE(t.errored);
+	ct_rdop_resp_denied(_metadata, &fl, SOFTRC_ACCESS_FLUSH_GLOBAL);
 
 	ct_attr_default(&a);
 	a.remote_deny = SOFTRC_ACCESS_FLUSH_PERSISTENT;
@@ -520,24 +355,14 @@ TEST(fl_resp_type_disabled_invalid_request)
 	EXPECT_EQ(0, t.nflush);
 
 	/* GLOBAL alone on that QP is fine; remote write is not needed */
-	ct_attr_default(&a);
-	a.remote_deny = SOFTRC_ACCESS_FLUSH_PERSISTENT |
-			SOFTRC_ACCESS_REMOTE_WRITE | SOFTRC_ACCESS_REMOTE_READ;
-	ct_init(&t, &a);
-	rx_gl(&t, 5000);
-	EXPECT_EQ(1, t.nflush);
-	EXPECT_FALSE(t.errored);
+	ct_rdop_resp_allowed(_metadata, &fl, SOFTRC_ACCESS_FLUSH_PERSISTENT |
+			     SOFTRC_ACCESS_REMOTE_WRITE |
+			     SOFTRC_ACCESS_REMOTE_READ);
 }
 
 TEST(fl_resp_no_resource_invalid_request)
 {
-	struct ct t;
-
-	ct_init(&t, NULL);
-	ASSERT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 0));
-	rx_gl(&t, 5000);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
-	EXPECT_EQ(0, t.nflush);
+	ct_rdop_resp_no_resource(_metadata, &fl);
 }
 
 /* Bad R_Key, missing flush right, out of range: remote access. */
@@ -545,69 +370,26 @@ TEST(fl_resp_rkey_violation_remote_access)
 {
 	struct ct t;
 
-	ct_init(&t, NULL);
-	t.mr_fail = 1;
-	rx_gl(&t, 5000);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
-	EXPECT_EQ(1, t.qp.cnt.rem_access_naks_sent);
-	EXPECT_EQ(0, t.nflush);
-	EXPECT_EQ(5000, t.qp.resp.epsn);
-	EXPECT_EQ(0, t.qp.resp.res_live);
+	ct_rdop_resp_rkey_bad(_metadata, &fl, &t);
 	EXPECT_EQ(0, t.qp.resp.msn);
-	EXPECT_TRUE(t.errored);
 }
 
 /* The memory went away between the check and the flush. */
 TEST(fl_resp_memory_gone_remote_access)
 {
-	struct ct t;
-
-	ct_init(&t, NULL);
-	t.atomic_fail = true;
-	rx_gl(&t, 5000);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
-	EXPECT_EQ(1, t.qp.cnt.mem_errors);
-	EXPECT_EQ(0, t.pins);
-	EXPECT_EQ(0, t.bad_puts);
-	EXPECT_TRUE(t.errored);
+	ct_rdop_resp_memory_gone(_metadata, &fl);
 }
 
 /* PSN order: a future one is NAKed and not run; in order it is. */
 TEST(fl_resp_psn_gap)
 {
-	struct ct t;
-
-	ct_init(&t, NULL);
-	rx_gl(&t, 5001);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5000));
-	EXPECT_EQ(0, t.nflush);
-	EXPECT_EQ(1, t.qp.cnt.drop_out_of_seq);
-	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, false, 8);
-	rx_gl(&t, 5001);
-	EXPECT_EQ(1, t.nflush);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[t.ntx - 1], 5001));
-	EXPECT_EQ(2, t.tx[t.ntx - 1].msn);
+	ct_rdop_resp_psn_gap(_metadata, &fl);
 }
 
 /* Behind a paced READ response, its answer waits its PSN turn. */
 TEST(fl_resp_answer_after_queued_read_response)
 {
-	struct ct t;
-	int i;
-
-	ct_init(&t, NULL);
-	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 40 * 1024);
-	ASSERT_EQ(SOFTRC_RESP_INLINE, t.ntx);
-	rx_gl(&t, 5040);
-	EXPECT_EQ(1, t.nflush);		/* executed at once (IBTA 9.5) */
-	EXPECT_EQ(2 * SOFTRC_RESP_INLINE, t.ntx);	/* its answer waits */
-	while (softrc_core_tx_resp(&t.qp, 4) == 4)
-		;
-	ASSERT_EQ(41, t.ntx);
-	for (i = 0; i < 40; i++)
-		EXPECT_EQ(5000 + i, t.tx[i].psn);
-	EXPECT_TRUE(ct_is_rd_reply(&t.tx[40], 5040));
-	EXPECT_EQ(2, t.tx[40].msn);
+	ct_rdop_resp_after_read(_metadata, &fl);
 }
 
 /* ---- parser ------------------------------------------------------- */
@@ -724,17 +506,11 @@ TEST(fl_parse_rejects)
 TEST(fl_parse_reject_naks_invalid_request)
 {
 	struct softrc_pkt out;
-	struct ct t;
 	u32 len = mk_fl(0x21, 0);
 
 	ASSERT_EQ(SOFTRC_PARSE_FLUSH_FETH,
 		  softrc_parse(buf, 32, len, 1024, &out));
-	ct_init(&t, NULL);
-	out.psn = 5000;
-	softrc_core_rx_invalid(&t.qp, &out);
-	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
-	EXPECT_EQ(0, t.nflush);
-	EXPECT_TRUE(t.errored);
+	ct_rdop_parse_reject_naks(_metadata, &fl, &out);
 }
 
 /* ---- two engines over a lossy simulated link ------------------------ */
