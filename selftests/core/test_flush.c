@@ -38,17 +38,10 @@ static void rx_gl(struct ct *t, u32 psn)
 
 static int post_fl_tl(struct ct *t, u8 flags, u8 type, u8 level, u32 len)
 {
-	struct softrc_send_wr wr = {
-		.wr_id = 0x100 + t->qp.req.tail,
-		.opcode = SOFTRC_WR_FLUSH,
-		.length = len,
-		.send_flags = flags,
-		.remote_addr = 0x20000,
-		.rkey = 0x55,
-		.flush_type = type,
-		.flush_level = level,
-	};
+	struct softrc_send_wr wr = ct_wr(t, SOFTRC_WR_FLUSH, len, flags);
 
+	wr.flush_type = type;
+	wr.flush_level = level;
 	return softrc_core_post_send(&t->qp, &wr);
 }
 
@@ -280,19 +273,17 @@ TEST(fl_resp_persistent_access)
  */
 TEST(fl_resp_type_none)
 {
-	struct softrc_core_attr a;
+	const u32 deny = SOFTRC_ACCESS_FLUSH_GLOBAL |
+			 SOFTRC_ACCESS_FLUSH_PERSISTENT;
 	struct ct t;
 
-	ct_attr_default(&a);
-	a.remote_deny = SOFTRC_ACCESS_FLUSH_GLOBAL |
-			SOFTRC_ACCESS_FLUSH_PERSISTENT;
-	ct_init(&t, &a);
+	ct_init_deny(&t, deny);
 	rx_fl(&t, 5000, 0, SOFTRC_FLUSH_RANGE);
 	EXPECT_EQ(0, t.last_check_access);
 	EXPECT_EQ(1, t.nflush);
 	EXPECT_TRUE(ct_is_rd_reply(&t.tx[0], 5000));
 
-	ct_init(&t, &a);
+	ct_init_deny(&t, deny);
 	t.mr_fail = 1;			/* rxe's R_Key 0 */
 	rx_fl(&t, 5000, 0, SOFTRC_FLUSH_RANGE);
 	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5000));
@@ -342,14 +333,11 @@ TEST(fl_resp_duplicate_type_must_match)
  */
 TEST(fl_resp_type_disabled_invalid_request)
 {
-	struct softrc_core_attr a;
 	struct ct t;
 
 	ct_rdop_resp_denied(_metadata, &fl, SOFTRC_ACCESS_FLUSH_GLOBAL);
 
-	ct_attr_default(&a);
-	a.remote_deny = SOFTRC_ACCESS_FLUSH_PERSISTENT;
-	ct_init(&t, &a);
+	ct_init_deny(&t, SOFTRC_ACCESS_FLUSH_PERSISTENT);
 	rx_fl(&t, 5000, SOFTRC_FLUSH_TYPES, SOFTRC_FLUSH_RANGE);
 	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, t.nflush);

@@ -275,6 +275,15 @@ void ct_init_pmtu(struct ct *t, u32 pmtu)
 	ct_init(t, &attr);
 }
 
+void ct_init_deny(struct ct *t, u32 remote_deny)
+{
+	struct softrc_core_attr attr;
+
+	ct_attr_default(&attr);
+	attr.remote_deny = remote_deny;
+	ct_init(t, &attr);
+}
+
 static struct softrc_pkt ct_pkt(u8 opcode, u32 psn)
 {
 	struct softrc_pkt p;
@@ -335,7 +344,7 @@ void ct_rx_req(struct ct *t, u8 op, u32 psn, u32 len, bool ackreq, u32 dma)
 	ct_rx(t, &p, 0);
 }
 
-int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags)
+struct softrc_send_wr ct_wr(const struct ct *t, u8 opcode, u32 len, u8 flags)
 {
 	struct softrc_send_wr wr = {
 		.wr_id = 0x100 + t->qp.req.tail,
@@ -344,10 +353,17 @@ int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags)
 		.send_flags = flags,
 		.remote_addr = 0x20000,
 		.rkey = 0x55,
-		.compare_add = 1,
-		.swap = 2,
 	};
 
+	return wr;
+}
+
+int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags)
+{
+	struct softrc_send_wr wr = ct_wr(t, opcode, len, flags);
+
+	wr.compare_add = 1;
+	wr.swap = 2;
 	return softrc_core_post_send(&t->qp, &wr);
 }
 

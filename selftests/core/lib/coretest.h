@@ -103,6 +103,8 @@ void ct_attr_default(struct softrc_core_attr *attr);
 void ct_init(struct ct *t, const struct softrc_core_attr *attr);
 /* ct_init with the defaults but for the path MTU. */
 void ct_init_pmtu(struct ct *t, u32 pmtu);
+/* ct_init with the defaults on a QP that denies @remote_deny (ACCESS_*). */
+void ct_init_deny(struct ct *t, u32 remote_deny);
 /* A request packet as the peer would send it. */
 struct softrc_pkt ct_req(u8 opcode, u32 psn, u32 payload_len, bool ackreq);
 /* An ACKNOWLEDGE with @syndrome. */
@@ -112,6 +114,8 @@ struct softrc_pkt ct_resp(u8 opcode, u32 psn, u32 payload_len, u32 msn);
 void ct_rx(struct ct *t, const struct softrc_pkt *pkt, u64 now);
 /* ct_req of @op with DMA length @dma (RETH), received at time 0. */
 void ct_rx_req(struct ct *t, u8 op, u32 psn, u32 len, bool ackreq, u32 dma);
+/* The WR ct_post posts, but for its atomic operands (0 here). */
+struct softrc_send_wr ct_wr(const struct ct *t, u8 opcode, u32 len, u8 flags);
 int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags);
 /* Count transmitted packets with this opcode. */
 int ct_count_tx(const struct ct *t, u8 opcode);

@@ -330,12 +330,9 @@ static inline void ct_rdop_resp_dup_other(struct __test_metadata *_metadata,
 static inline void ct_rdop_resp_denied(struct __test_metadata *_metadata,
 				       const struct ct_rdop *o, u32 deny)
 {
-	struct softrc_core_attr a;
 	struct ct t;
 
-	ct_attr_default(&a);
-	a.remote_deny = deny;
-	ct_init(&t, &a);
+	ct_init_deny(&t, deny);
 	o->rx(&t, 5000);
 	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
@@ -348,12 +345,9 @@ static inline void ct_rdop_resp_denied(struct __test_metadata *_metadata,
 static inline void ct_rdop_resp_allowed(struct __test_metadata *_metadata,
 					const struct ct_rdop *o, u32 deny)
 {
-	struct softrc_core_attr a;
 	struct ct t;
 
-	ct_attr_default(&a);
-	a.remote_deny = deny;
-	ct_init(&t, &a);
+	ct_init_deny(&t, deny);
 	o->rx(&t, 5000);
 	EXPECT_EQ(1, o->ran(&t));
 	EXPECT_FALSE(t.errored);
