@@ -120,15 +120,7 @@ TEST(fl_req_post_checks)
 	EXPECT_LE(0, post_fl_tl(&t, 0, 1, 0, 0));
 	EXPECT_LE(0, post_fl(&t, 0));
 
-	ct_attr_default(&a);
-	a.max_rd_atomic = 0;		/* it takes a responder resource */
-	ct_init(&t, &a);
-	EXPECT_EQ(SOFTRC_E_INVAL, post_fl(&t, 0));
-
-	ct_attr_default(&a);
-	a.transport = SOFTRC_OPCODE_UC;	/* RC only */
-	ct_init(&t, &a);
-	EXPECT_EQ(SOFTRC_E_INVAL, post_fl(&t, 0));
+	ct_rdop_post_refused(_metadata, &fl);
 
 	ct_attr_default(&a);
 	a.transport = SOFTRC_OPCODE_UD;
@@ -511,23 +503,15 @@ TEST(fl_parse_reject_naks_invalid_request)
  */
 TEST(fl_sim_lossy_link)
 {
-	struct softrc_core_attr a = {
-		.pmtu = 1024, .sq_psn = 0xffffe0, .rq_psn = 7, .pkey = 0xffff,
-		.timeout = 8, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
-	};
 	struct softrc_send_wr wr = {
 		.rkey = 0x200, .send_flags = SOFTRC_SEND_SIGNALED,
 	};
 	u64 written = 0, want[20];
 	struct sim sim;
 	int i, nfl = 0;
+	u8 wc[60];
 
-	sim_init(&sim, &a, 256 << 10, 47);
-	sim.link.loss = 0.1;
-	sim.link.ack_loss = 0.1;
-	sim.link.dup = 0.05;
-	sim.link.reorder = 0.05;
-	sim.link.jitter_ns = 20000;
+	ct_rdop_sim_lossy(&sim, 47);
 	sim_add_mr(&sim, 1, 0x200, 0, 256 << 10,
 		   SOFTRC_ACCESS_REMOTE_WRITE | SOFTRC_ACCESS_FLUSH_GLOBAL);
 	for (i = 0; i < 60; i++) {
@@ -541,35 +525,22 @@ TEST(fl_sim_lossy_link)
 			wr.remote_addr = sim_va(&sim, 1, 0x200, (i - 2) * 2048);
 			ASSERT_LE(0, sim_post_send(&sim, 0, &wr, 0));
 			want[nfl++] = written;
+			wc[i] = SOFTRC_WC_FLUSH;
 		} else {
 			wr.opcode = SOFTRC_WR_RDMA_WRITE;
 			wr.length = 2000;
 			wr.remote_addr = sim_va(&sim, 1, 0x200, i * 2048);
 			ASSERT_LE(0, sim_post_send(&sim, 0, &wr, 0));
 			written += 2000;
+			wc[i] = SOFTRC_WC_RDMA_WRITE;
 		}
 	}
-	ASSERT_TRUE(sim_run(&sim, 1ull << 40));
-	EXPECT_EQ(0, sim.violations);
-	if (sim.violations)
-		TH_LOG("%s", sim.why);
-	EXPECT_LT(0, sim.wire_drops);
-	ASSERT_EQ(60, sim.ep[0].ncqe);
-	for (i = 0; i < 60; i++) {
-		const struct softrc_cqe *c = &sim.ep[0].cqe[i].c;
-
-		EXPECT_EQ(i, c->wr_id);
-		EXPECT_EQ(SOFTRC_WC_SUCCESS, c->status);
-		EXPECT_EQ(i % 3 == 2 ? SOFTRC_WC_FLUSH : SOFTRC_WC_RDMA_WRITE,
-			  c->opcode);
-	}
+	ct_rdop_sim_done(_metadata, &sim, 60, wc);
 	ASSERT_EQ(nfl, sim.ep[1].flushes);
 	for (i = 0; i < nfl; i++)
 		EXPECT_EQ(want[i], sim.ep[1].flush_placed[i]) TH_LOG("flush %d", i);
 	EXPECT_EQ(written, sim.ep[1].placed);
 	EXPECT_LT(0, sim.ep[1].qp.cnt.dup_requests);
-	EXPECT_EQ(0, sim.ep[0].qp.req.rd_out);
-	EXPECT_EQ(0, sim.ep[1].pins);
 	sim_free(&sim);
 }
 

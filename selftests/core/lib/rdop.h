@@ -15,6 +15,7 @@
 #define SOFTRC_SELFTEST_RDOP_H
 
 #include "coretest.h"
+#include "sim.h"
 
 /* the harness compares int literals with the engine's u32/u64 fields */
 #pragma GCC diagnostic ignored "-Wsign-compare"
@@ -37,6 +38,24 @@ struct ct_rdop {
 	ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, psn, len, msn)
 
 /* ---- requester ---------------------------------------------------- */
+
+/* RC only, and it takes a responder resource: else refused at post. */
+static inline void ct_rdop_post_refused(struct __test_metadata *_metadata,
+					const struct ct_rdop *o)
+{
+	struct softrc_core_attr a;
+	struct ct t;
+
+	ct_attr_default(&a);
+	a.max_rd_atomic = 0;		/* it takes a responder resource */
+	ct_init(&t, &a);
+	EXPECT_EQ(SOFTRC_E_INVAL, o->post(&t, 0));
+
+	ct_attr_default(&a);
+	a.transport = SOFTRC_OPCODE_UC;	/* RC only */
+	ct_init(&t, &a);
+	EXPECT_EQ(SOFTRC_E_INVAL, o->post(&t, 0));
+}
 
 /* Each one holds one of max_rd_atomic (4) until it is answered. */
 static inline void ct_rdop_max_rd_atomic(struct __test_metadata *_metadata,
@@ -451,6 +470,54 @@ static inline void ct_rdop_parse_reject_naks(struct __test_metadata *_metadata,
 	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, o->ran(&t));
 	EXPECT_TRUE(t.errored);
+}
+
+/* ---- two engines over a lossy simulated link ------------------------ */
+
+/*
+ * Two RC engines (PSNs about to wrap, max_rd_atomic 4, 256 KiB each) over
+ * a link with loss, duplication, reordering and jitter.
+ */
+static inline void ct_rdop_sim_lossy(struct sim *sim, u64 seed)
+{
+	const struct softrc_core_attr a = {
+		.pmtu = 1024, .sq_psn = 0xffffe0, .rq_psn = 7, .pkey = 0xffff,
+		.timeout = 8, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
+	};
+
+	sim_init(sim, &a, 256 << 10, seed);
+	sim->link.loss = 0.1;
+	sim->link.ack_loss = 0.1;
+	sim->link.dup = 0.05;
+	sim->link.reorder = 0.05;
+	sim->link.jitter_ns = 20000;
+}
+
+/*
+ * Run it to the end: no violation, the link did drop, the @n WRs posted
+ * (wr_id 0..n-1) all completed in order, successfully, WR i with @wc[i];
+ * nothing left outstanding or pinned.
+ */
+static inline void ct_rdop_sim_done(struct __test_metadata *_metadata,
+				    struct sim *sim, u32 n, const u8 *wc)
+{
+	u32 i;
+
+	ASSERT_TRUE(sim_run(sim, 1ull << 40));
+	EXPECT_EQ(0, sim->violations);
+	if (sim->violations)
+		TH_LOG("%s", sim->why);
+	EXPECT_LT(0, sim->wire_drops);
+	ASSERT_EQ(n, sim->ep[0].ncqe);
+	for (i = 0; i < n; i++) {
+		const struct softrc_cqe *c = &sim->ep[0].cqe[i].c;
+
+		EXPECT_EQ(i, c->wr_id);
+		EXPECT_EQ(SOFTRC_WC_SUCCESS, c->status);
+		EXPECT_EQ(wc[i], c->opcode);
+	}
+	EXPECT_EQ(0, sim->ep[0].qp.req.rd_out);
+	EXPECT_EQ(0, sim->ep[1].pins);
 }
 
 #endif /* SOFTRC_SELFTEST_RDOP_H */
