@@ -126,9 +126,7 @@ TEST(aw_comp_by_covering_ack)
 	ct_rdop_comp_by_covering_ack(_metadata, &aw);
 
 	/* a plain ACK at its own PSN */
-	ct_init(&t, NULL);
-	ASSERT_LE(0, post_aw(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
+	ct_rdop_sent(_metadata, &aw, &t, 1);
 	a = ct_ack(1000, SOFTRC_AETH_ACK | 0x1f, 1);
 	ct_rx(&t, &a, 0);
 	ASSERT_EQ(1, t.ncqe);

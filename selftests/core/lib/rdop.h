@@ -39,6 +39,18 @@ struct ct_rdop {
 
 /* ---- requester ---------------------------------------------------- */
 
+/* @t fresh, @n of them posted signaled and sent (as far as they may go). */
+static inline void ct_rdop_sent(struct __test_metadata *_metadata,
+				const struct ct_rdop *o, struct ct *t, int n)
+{
+	int i;
+
+	ct_init(t, NULL);
+	for (i = 0; i < n; i++)
+		ASSERT_LE(0, o->post(t, SOFTRC_SEND_SIGNALED));
+	softrc_core_tx(&t->qp, 0, 16);
+}
+
 /* RC only, and it takes a responder resource: else refused at post. */
 static inline void ct_rdop_post_refused(struct __test_metadata *_metadata,
 					const struct ct_rdop *o)
@@ -63,12 +75,8 @@ static inline void ct_rdop_max_rd_atomic(struct __test_metadata *_metadata,
 {
 	struct softrc_pkt r;
 	struct ct t;
-	int i;
 
-	ct_init(&t, NULL);
-	for (i = 0; i < 5; i++)
-		ASSERT_LE(0, o->post(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
+	ct_rdop_sent(_metadata, o, &t, 5);
 	EXPECT_EQ(4, t.ntx);
 	EXPECT_EQ(4, t.qp.req.rd_out);
 	r = CT_RD_RESP(1000, 0, 1);
@@ -106,9 +114,7 @@ static inline void ct_rdop_comp_by_response(struct __test_metadata *_metadata,
 {
 	struct softrc_pkt r;
 
-	ct_init(t, NULL);
-	ASSERT_LE(0, o->post(t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t->qp, 0, 16);
+	ct_rdop_sent(_metadata, o, t, 1);
 	r = CT_RD_RESP(1000, 0, 1);
 	ct_rx(t, &r, 0);
 	ASSERT_EQ(1, t->ncqe);
@@ -162,9 +168,7 @@ static inline void ct_rdop_wrong_response(struct __test_metadata *_metadata,
 	int i;
 
 	ASSERT_GE((int)ARRAY_SIZE(wrong), nwrong);
-	ct_init(&t, NULL);
-	ASSERT_LE(0, o->post(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
+	ct_rdop_sent(_metadata, o, &t, 1);
 	for (i = 0; i < nwrong; i++)
 		ct_rx(&t, &wrong[i], 0);
 	EXPECT_EQ(0, t.ncqe);
@@ -186,10 +190,7 @@ static inline void ct_rdop_nak(struct __test_metadata *_metadata,
 	struct softrc_pkt n;
 	struct ct t;
 
-	ct_init(&t, NULL);
-	ASSERT_LE(0, o->post(&t, SOFTRC_SEND_SIGNALED));
-	ASSERT_LE(0, o->post(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
+	ct_rdop_sent(_metadata, o, &t, 2);
 	n = ct_ack(1000, SOFTRC_AETH_NAK | code, 0);
 	ct_rx(&t, &n, 0);
 	ASSERT_EQ(2, t.ncqe);
