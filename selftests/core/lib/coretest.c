@@ -90,14 +90,21 @@ static int ct_place_grh(void *ctx, const struct softrc_buf *dst, void *rx)
 	return ct_place_cb(ctx, dst, rx, CT_GRH_OFF);
 }
 
+/* ops->atomic, atomic_write and flush fail: set to, or memory not held. */
+static bool ct_mem_fails(const struct ct *t, const void *pin)
+{
+	const struct ct_pin *p = pin;
+
+	return t->atomic_fail || !p || !p->held || p->gone;
+}
+
 static int ct_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
 		     u64 swap_add, u64 compare, u64 *orig)
 {
 	struct ct *t = ctx;
-	const struct ct_pin *p = pin;
 	u64 v = t->mem;
 
-	if (t->atomic_fail || !p || !p->held || p->gone)
+	if (ct_mem_fails(t, pin))
 		return SOFTRC_E_MEM;
 	t->mem = cmp_swap ? (v == compare ? swap_add : v) : v + swap_add;
 	t->natomic++;
@@ -109,9 +116,8 @@ static int ct_atomic(void *ctx, void *pin, u64 va, bool cmp_swap,
 static int ct_atomic_write(void *ctx, void *pin, u64 va, void *rx, u32 pkt_off)
 {
 	struct ct *t = ctx;
-	const struct ct_pin *p = pin;
 
-	if (t->atomic_fail || !p || !p->held || p->gone)
+	if (ct_mem_fails(t, pin))
 		return SOFTRC_E_MEM;
 	t->natomic_write++;
 	t->aw_va = va;
@@ -123,9 +129,8 @@ static int ct_atomic_write(void *ctx, void *pin, u64 va, void *rx, u32 pkt_off)
 static int ct_flush(void *ctx, void *pin, u8 type)
 {
 	struct ct *t = ctx;
-	const struct ct_pin *p = pin;
 
-	if (t->atomic_fail || !p || !p->held || p->gone)
+	if (ct_mem_fails(t, pin))
 		return SOFTRC_E_MEM;
 	t->nflush++;
 	t->flush_type = type;
