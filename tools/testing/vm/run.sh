@@ -215,7 +215,11 @@ cat "$BASE_INITRD" "$rundir/run.cpio" >"$rundir/initrd"
 # panic into QEMU exiting; cryptomgr.notests skips ~0.5 s of crypto
 # self-tests under TCG; no_timer_check skips the boot-time check that the
 # IO-APIC timer ticks within a busy-wait, which a TCG guest on a loaded
-# host fails ("IO-APIC + timer doesn't work!", a panic at 0.07 s).
+# host fails ("IO-APIC + timer doesn't work!", a panic at 0.07 s);
+# tsc=reliable keeps the clocksource watchdog from declaring the TSC
+# unstable when the host stalls a vCPU: that flips sched_clock's static
+# key, and the live text patching of it (int3) panicked a 6.12 guest
+# under multi-threaded TCG ("Oops: int3" in sched_clock_cpu).
 # Prefer the uncompressed vmlinux (PVH entry); setup.sh writes an empty file
 # when extraction was impossible, then the bzImage is used.
 kernel=$KVMLINUX
@@ -225,7 +229,7 @@ qemu=(qemu-system-x86_64 -name "softrc-vm${name:+-$name}"
 	-M q35 "${accel_args[@]}" -m "$mem" -smp "$smp"
 	-nodefaults -display none -serial stdio -monitor none -no-reboot
 	-kernel "$kernel" -initrd "$rundir/initrd"
-	-append "console=ttyS0 loglevel=5 panic=-1 rdinit=/init cryptomgr.notests=1 no_timer_check $VM_APPEND_FLAVOR $append"
+	-append "console=ttyS0 loglevel=5 panic=-1 rdinit=/init cryptomgr.notests=1 no_timer_check tsc=reliable $VM_APPEND_FLAVOR $append"
 	-fsdev local,id=fs0,path=/,security_model=none,readonly=on,multidevs=remap
 	-device "virtio-9p-pci,fsdev=fs0,mount_tag=hostroot"
 	-device "virtio-rng-pci")
