@@ -1398,6 +1398,8 @@ static void cli_connect(struct cli *cl, int fd, uint32_t inv)
 }
 
 /* read the whole target back with RDMA READ and compare with the shadow */
+static uint8_t *client_done_mem(int fd, struct report *rep);
+
 static unsigned long cli_read_sweep(struct cli *cl)
 {
 	const uint32_t chunk = o.bufsize < 256 * 1024 ? o.bufsize : 256 * 1024;
@@ -1514,12 +1516,7 @@ static void client_traffic(void)
 	bad = cli_read_sweep(&cl);
 	result(!bad, "remote memory read back with RDMA READ equals the shadow");
 
-	b = 'D';
-	put(fd, &b, 1);
-	get(fd, &rep, sizeof(rep));
-	mem = zalloc(o.bufsize);
-	get(fd, mem, o.bufsize);
-	put(fd, &b, 1);
+	mem = client_done_mem(fd, &rep);
 	result(rep.errors == 0, "peer: %u receive CQEs and payloads as expected (%" PRIu64 " errors)",
 	       rep.nrecv, rep.errors);
 	bad = 0;
@@ -1535,24 +1532,29 @@ static void client_traffic(void)
 	cli_totals(&cl, &rep);
 }
 
-/* Tell the server we are done; take (and drop) its report and memory. */
-/* The end of an error mode: the server's target memory, to free */
-static uint8_t *client_done_mem(int fd)
+/*
+ * Tell the server we are done; take its report (into @rep, or dropped
+ * when NULL) and its target memory, which the caller frees.
+ */
+static uint8_t *client_done_mem(int fd, struct report *rep)
 {
 	uint8_t *mem = zalloc(o.bufsize);
-	struct report rep;
+	struct report dropped;
 	char b = 'D';
 
+	if (!rep)
+		rep = &dropped;
 	put(fd, &b, 1);
-	get(fd, &rep, sizeof(rep));
+	get(fd, rep, sizeof(*rep));
 	get(fd, mem, o.bufsize);
 	put(fd, &b, 1);
 	return mem;
 }
 
+/* Tell the server we are done; take (and drop) its report and memory. */
 static void client_done(int fd)
 {
-	free(client_done_mem(fd));
+	free(client_done_mem(fd, NULL));
 }
 
 /* --- error modes ------------------------------------------------------------ */
@@ -1623,7 +1625,7 @@ static enum ibv_qp_state qp_state(void)
  */
 static void nores_check(struct cli *cl, int fd, uint32_t len)
 {
-	uint8_t *mem = client_done_mem(fd);
+	uint8_t *mem = client_done_mem(fd, NULL);
 	uint32_t i, lbad = 0, rbad = 0;
 
 	for (i = 0; i < len; i++) {
@@ -2069,12 +2071,7 @@ static void client_atomic_write(void)
 	       k, q->nkind[AW_AW]);
 	bad = cli_read_sweep(&cl);
 	result(!bad, "atomic-write: remote memory read back with RDMA READ equals the shadow");
-	b = 'D';
-	put(fd, &b, 1);
-	get(fd, &rep, sizeof(rep));
-	mem = zalloc(o.bufsize);
-	get(fd, mem, o.bufsize);
-	put(fd, &b, 1);
+	mem = client_done_mem(fd, &rep);
 	for (i = 0; i < o.bufsize && mem[i] == cl.shadow[i]; i++)
 		;
 	if (i < o.bufsize)
