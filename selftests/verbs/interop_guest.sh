@@ -423,7 +423,10 @@ fl_case() {
 	fl_swap "$can"
 	peer_can=$fl_got
 	if [ "$can $peer_can" != "yes yes" ]; then
-		echo "INTEROP $name # SKIP FLUSH not in both kernels' verbs (A/B: $can/$peer_can) ok"
+		# both sides must print the same line: name A's answer first
+		local ab="$can/$peer_can"
+		[ "$me" = B ] && ab="$peer_can/$can"
+		echo "INTEROP $name # SKIP FLUSH not in both kernels' verbs (A/B: $ab) ok"
 		return
 	fi
 	[ "$1" = "$me" ] && r_role=requester
