@@ -18,7 +18,7 @@
  * and port next to the bytes, so each record names its object itself
  * (QPN, CQN, MRN: the restrack ids the -dd output shows).
  *
- * State fields carry the engine's enum values (core/qp.h: enum
+ * State fields carry the engine's enum values (core/engine.h: enum
  * softrc_qp_state, softrc_req_state, softrc_resp_state); the decoder
  * names them with the core's own name tables. The values of the module's
  * own enums (CQ notify, MR kind and state) come from one list each,

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "qp.h"
+#include "internal.h"
 #include "parse.h"
 #include "icrc.h"
 

@@ -120,7 +120,7 @@ static void fuzz_accepted(const u8 *bth, u32 len, const struct softrc_pkt *pkt)
 }
 
 #ifdef SOFTRC_FUZZ_QP
-#include "qp.h"
+#include "internal.h"
 
 #define FUZZ_SQ		32
 #define FUZZ_RQ		32

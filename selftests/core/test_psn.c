@@ -7,7 +7,7 @@
  * Context: host user space only.
  */
 #include "kselftest_harness.h"
-#include "qp.h"
+#include "internal.h"
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 

@@ -10,7 +10,7 @@
 #ifndef SOFTRC_SELFTEST_CORETEST_H
 #define SOFTRC_SELFTEST_CORETEST_H
 
-#include "qp.h"
+#include "internal.h"
 
 #define CT_MAX	512
 

@@ -15,7 +15,7 @@
 #define SOFTRC_SELFTEST_SIM_H
 
 #include <stdio.h>
-#include "qp.h"
+#include "internal.h"
 
 #define SIM_SQ_DEPTH	128
 #define SIM_RQ_DEPTH	256

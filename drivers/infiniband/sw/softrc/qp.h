@@ -31,7 +31,7 @@
 
 #include "softrc.h"
 #include "mr.h"
-#include "core/qp.h"
+#include "core/engine.h"
 
 struct softrc_queue;
 struct softrc_srq;

@@ -18,7 +18,7 @@
  * ACK, but an armed timer that would expire no later than the new
  * deadline is left alone, and a disarm leaves it queued too; when it
  * fires, the engine finds its deadline gone or not yet reached and asks
- * again (core/qp.c, softrc_core_timer). So the hrtimer is touched about
+ * again (core/engine.c, softrc_core_timer). So the hrtimer is touched about
  * once per timeout period, not per packet.
  */
 #include <linux/ktime.h>

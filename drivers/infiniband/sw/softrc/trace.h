@@ -14,7 +14,7 @@
  *
  * Names are printed from the lists that define the values: BTH opcodes
  * from SOFTRC_OPCODES (include/softrc/opcode.h), retransmission reasons
- * from SOFTRC_RETRY_REASONS (core/qp.h), WC status from the RDMA core's
+ * from SOFTRC_RETRY_REASONS (core/engine.h), WC status from the RDMA core's
  * IB_WC_STATUS_LIST (trace/misc/rdma.h); the verbs enums without such a
  * list (QP state, WC opcode, timer) get theirs below.
  */

@@ -19,7 +19,7 @@
  * at its PSN (rxe's answer); it holds one of max_rd_atomic until then.
  * A FLUSH (IBTA 1.5) retires the same way, by the same response.
  */
-#include "qp.h"
+#include "internal.h"
 
 u8 softrc_wc_opcode_of(u8 wr_opcode)
 {

@@ -13,7 +13,7 @@
  * first PSN and the path MTU (the send ring is the replay buffer:
  * Documentation/softrc.rst, "The protocol core").
  */
-#include "qp.h"
+#include "internal.h"
 
 const char *const softrc_req_state_names[SOFTRC_REQ_NR] = {
 	[SOFTRC_REQ_READY] = "READY",

@@ -84,7 +84,7 @@
  *    LOC_PROT_ERR (a responder-side local problem the requester did not
  *    cause). Never an ACK, never zeros for READ data.
  */
-#include "qp.h"
+#include "internal.h"
 
 const char *const softrc_resp_state_names[SOFTRC_RESP_NR] = {
 	[SOFTRC_RESP_IDLE] = "IDLE",

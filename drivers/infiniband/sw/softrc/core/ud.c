@@ -24,7 +24,7 @@
  *    length error and the QP stays usable: one oversized datagram from
  *    anywhere must not take a GSI QP down.
  */
-#include "qp.h"
+#include "internal.h"
 
 /* The Q_Key a send uses: the QP's own when the WR's has bit 31 set. */
 static u32 softrc_ud_qkey(const struct softrc_core_qp *qp,

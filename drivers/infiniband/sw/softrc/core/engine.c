@@ -9,7 +9,7 @@
  * context; never sleeps. Touches the struct softrc_core_qp and the rings
  * the caller provided; everything else goes through qp->ops.
  */
-#include "qp.h"
+#include "internal.h"
 
 #define SOFTRC__CNT_NAME(n) #n,
 const char *const softrc_core_counter_names[] = {
