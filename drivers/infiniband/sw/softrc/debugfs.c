@@ -166,9 +166,9 @@ static void softrc_dbg_res(struct seq_file *m, const struct softrc_qp_snap *s)
 	u32 i;
 
 	seq_puts(m, "[responder_resources]\n");
-	seq_printf(m, "nres: %u\n", s->core.st.nres);
-	seq_printf(m, "res_cap: %u\n", s->core.st.res_cap);
-	for (i = 0; i < s->core.st.res_cap; i++) {
+	seq_printf(m, "nres: %u\n", s->eng.nres);
+	seq_printf(m, "res_cap: %u\n", s->eng.res_cap);
+	for (i = 0; i < s->eng.res_cap; i++) {
 		r = &s->res[i];
 		if (r->type == SOFTRC_RES_FREE)
 			continue;
@@ -246,13 +246,13 @@ static int softrc_qp_dbg_show(struct seq_file *m, void *unused)
 	seq_printf(m, "sqd_seen: %u\n", s->sqd_seen);
 	seq_printf(m, "cq_lost: 0x%lx\n", s->cq_lost);
 	seq_printf(m, "pmtu: %u\n", s->pmtu);
-	seq_printf(m, "sq_depth: %u\n", s->core.st.sq_depth);
-	seq_printf(m, "rq_depth: %u\n", s->core.st.rq_depth);
+	seq_printf(m, "sq_depth: %u\n", s->eng.sq_depth);
+	seq_printf(m, "rq_depth: %u\n", s->eng.rq_depth);
 	softrc_qp_walk_summary(s, &softrc_seq_out, m);
-	softrc_dbg_attr(m, &s->core.attr);
-	softrc_dbg_req(m, &s->core.req, s->now);
-	softrc_dbg_resp(m, &s->core.resp);
-	softrc_dbg_counters(m, &s->core.cnt);
+	softrc_dbg_attr(m, &s->eng.attr);
+	softrc_dbg_req(m, &s->eng.req, s->now);
+	softrc_dbg_resp(m, &s->eng.resp);
+	softrc_dbg_counters(m, &s->eng.cnt);
 	softrc_dbg_res(m, s);
 	softrc_dbg_pwc(m, s);
 	kvfree(s);

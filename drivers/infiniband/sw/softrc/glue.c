@@ -26,7 +26,7 @@
 #include "qp.h"
 #include "net.h"
 #include "mr.h"
-#include "core/icrc.h"
+#include "core/engine.h"
 #include "trace.h"
 
 static struct softrc_qp *softrc_glue_qp(void *ctx)

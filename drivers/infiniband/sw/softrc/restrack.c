@@ -69,7 +69,6 @@ static void softrc_qp_snap_pwc(struct softrc_qp *qp, struct softrc_qp_snap *s)
 struct softrc_qp_snap *softrc_qp_snap_take(struct softrc_qp *qp)
 {
 	struct softrc_qp_snap *s;
-	u32 nres;
 
 	s = kvzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
@@ -79,10 +78,7 @@ struct softrc_qp_snap *softrc_qp_snap_take(struct softrc_qp *qp)
 	s->is_user = qp->is_user;
 
 	spin_lock_bh(&qp->lock);
-	s->core = qp->core;
-	nres = min_t(u32, qp->core.st.res_cap, SOFTRC_MAX_RD_ATOMIC);
-	if (qp->core_res)
-		memcpy(s->res, qp->core_res, nres * sizeof(s->res[0]));
+	softrc_core_snapshot(&qp->core, &s->eng, s->res, ARRAY_SIZE(s->res));
 	s->state = qp->state;
 	s->dying = qp->dying;
 	s->sqd_seen = qp->sqd_seen;
@@ -91,8 +87,6 @@ struct softrc_qp_snap *softrc_qp_snap_take(struct softrc_qp *qp)
 	if (qp->pwc)
 		softrc_qp_snap_pwc(qp, s);
 	spin_unlock_bh(&qp->lock);
-
-	s->core.st.res_cap = nres;
 	return s;
 }
 
@@ -141,11 +135,11 @@ struct softrc_qp_summary {
 static void softrc_qp_summarize(const struct softrc_qp_snap *s,
 				struct softrc_qp_summary *q)
 {
-	const struct softrc_req *req = &s->core.req;
-	const struct softrc_resp *resp = &s->core.resp;
+	const struct softrc_req *req = &s->eng.req;
+	const struct softrc_resp *resp = &s->eng.resp;
 	int t;
 
-	q->state = s->core.state;
+	q->state = s->eng.state;
 	q->req_state = req->state;
 	q->resp_state = resp->state;
 	q->timers = 0;
@@ -160,16 +154,16 @@ static void softrc_qp_summarize(const struct softrc_qp_snap *s,
 	q->una = req->una;
 	q->unacked_psns = softrc_psn_diff(req->psn_next, req->una);
 	q->rd_out = req->rd_out;
-	q->rd_max = s->core.attr.max_rd_atomic;
+	q->rd_max = s->eng.attr.max_rd_atomic;
 	q->res_live = resp->res_live;
 	q->pending = s->pwc_pending;
 	q->pmtu = s->pmtu;
 	for (t = 0; t < SOFTRC_TIMER_NR; t++)
 		q->timer_ns[t] = softrc_time_left(req->deadline[t], s->now);
-	q->retransmits = s->core.cnt.retransmits;
-	q->timeouts = s->core.cnt.timeouts;
-	q->seq_naks_rcvd = s->core.cnt.seq_naks_rcvd;
-	q->rnr_naks_rcvd = s->core.cnt.rnr_naks_rcvd;
+	q->retransmits = s->eng.cnt.retransmits;
+	q->timeouts = s->eng.cnt.timeouts;
+	q->seq_naks_rcvd = s->eng.cnt.seq_naks_rcvd;
+	q->rnr_naks_rcvd = s->eng.cnt.rnr_naks_rcvd;
 }
 
 static const char *softrc_timer_name(u8 timers)

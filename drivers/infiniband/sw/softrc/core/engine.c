@@ -18,6 +18,14 @@ const char *const softrc_core_counter_names[] = {
 
 #undef SOFTRC__CNT_NAME
 
+/* softrc_core_counters() reads them as an array */
+static_assert(sizeof(struct softrc_core_counters) ==
+	      SOFTRC_CORE_NR_COUNTERS * sizeof(u64));
+/* softrc_core_qp_init() clears all but the counters: they come last */
+static_assert(offsetof(struct softrc_core_qp, cnt) +
+	      sizeof(struct softrc_core_counters) ==
+	      sizeof(struct softrc_core_qp));
+
 const char *const softrc_qp_state_names[SOFTRC_QPS_NR] = {
 	[SOFTRC_QPS_RTS] = "RTS",
 	[SOFTRC_QPS_ERROR] = "ERROR",
@@ -416,4 +424,79 @@ bool softrc_core_idle(const struct softrc_core_qp *qp)
 	       !qp->req.deadline[SOFTRC_TIMER_RETRY] &&
 	       !qp->req.deadline[SOFTRC_TIMER_RNR] &&
 	       !softrc_core_tx_pending(qp);
+}
+
+/**
+ * softrc_core_modify() - apply a modify_qp to a running engine
+ * @qp:		the QP
+ * @mod:	the new values and which of them to apply
+ *
+ * The fields of SOFTRC_MODIFY_PATH are read live; SOFTRC_MODIFY_SQ_PSN
+ * is meant for before the first packet (the glue applies it only before
+ * RTS), SOFTRC_MODIFY_RQ_PSN for the move to RTR.
+ *
+ * Return: 0, or SOFTRC_E_INVAL if max_dest_rd_atomic exceeds the
+ * resource storage (everything else is applied nonetheless).
+ */
+int softrc_core_modify(struct softrc_core_qp *qp,
+		       const struct softrc_core_modify *mod)
+{
+	const struct softrc_core_attr *a = &mod->attr;
+
+	if (mod->mask & SOFTRC_MODIFY_PATH) {
+		qp->attr.pmtu = a->pmtu;
+		qp->attr.qkey = a->qkey;
+		qp->attr.dqpn = a->dqpn;
+		qp->attr.timeout = a->timeout;
+		qp->attr.retry_cnt = a->retry_cnt;
+		qp->attr.rnr_retry = a->rnr_retry;
+		qp->attr.min_rnr_timer = a->min_rnr_timer;
+		qp->attr.max_rd_atomic = a->max_rd_atomic;
+		qp->attr.remote_deny = a->remote_deny;
+	}
+	if (mod->mask & SOFTRC_MODIFY_RQ_PSN) {
+		qp->attr.rq_psn = a->rq_psn;
+		qp->resp.epsn = a->rq_psn;
+	}
+	if (mod->mask & SOFTRC_MODIFY_SQ_PSN) {
+		qp->attr.sq_psn = a->sq_psn;
+		qp->req.psn_next = a->sq_psn;
+		qp->req.una = a->sq_psn;
+		qp->req.cur_psn = a->sq_psn;
+	}
+	if (mod->mask & SOFTRC_MODIFY_RETRY_CNT)
+		qp->req.retry_left = a->retry_cnt;
+	if (mod->mask & SOFTRC_MODIFY_RNR_RETRY)
+		qp->req.rnr_left = a->rnr_retry;
+	if (mod->mask & SOFTRC_MODIFY_MAX_DEST_RD_ATOMIC)
+		return softrc_core_set_max_dest_rd_atomic(qp,
+							  mod->max_dest_rd_atomic);
+	return 0;
+}
+
+/**
+ * softrc_core_snapshot() - copy the engine's state for an observer
+ * @qp:		the QP (its lock held by the caller)
+ * @snap:	filled completely
+ * @res:	room for @res_max responder resources, filled with the first
+ *		of them (snap->res_cap says how many)
+ * @res_max:	entries of @res
+ */
+void softrc_core_snapshot(const struct softrc_core_qp *qp,
+			  struct softrc_engine_snapshot *snap,
+			  struct softrc_rd_res *res, u32 res_max)
+{
+	u32 n = qp->st.res_cap < res_max ? qp->st.res_cap : res_max;
+
+	snap->state = qp->state;
+	snap->attr = qp->attr;
+	snap->sq_depth = qp->st.sq_depth;
+	snap->rq_depth = qp->st.rq_depth;
+	snap->nres = qp->st.nres;
+	snap->res_cap = n;
+	snap->req = qp->req;
+	snap->resp = qp->resp;
+	snap->cnt = qp->cnt;
+	if (qp->st.res && n)
+		memcpy(res, qp->st.res, n * sizeof(*res));
 }

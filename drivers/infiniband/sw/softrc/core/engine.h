@@ -760,6 +760,64 @@ struct softrc_core_qp {
 	struct softrc_core_counters cnt;
 };
 
+/**
+ * struct softrc_engine_snapshot - one engine's state, for observers
+ * (debugfs, restrack, the QP summary): softrc_core_snapshot() fills it
+ * under the caller's QP lock, and the caller prints it after dropping
+ * the lock. Pointers in it are shown, never followed.
+ * @state:	enum softrc_qp_state
+ * @attr:	the attributes the engine runs with
+ * @sq_depth:	send ring entries
+ * @rq_depth:	receive ring entries
+ * @nres:	max_dest_rd_atomic: responder resources in use
+ * @res_cap:	responder resources copied beside the snapshot (at most
+ *		the capacity of the engine's ring)
+ * @req:	requester and completer state
+ * @resp:	responder state
+ * @cnt:	the counters
+ */
+struct softrc_engine_snapshot {
+	u8 state;
+	struct softrc_core_attr attr;
+	u32 sq_depth;
+	u32 rq_depth;
+	u32 nres;
+	u32 res_cap;
+	struct softrc_req req;
+	struct softrc_resp resp;
+	struct softrc_core_counters cnt;
+};
+
+/* What softrc_core_modify() changes (struct softrc_core_modify.mask). */
+enum softrc_core_modify_mask {
+	/* pmtu, qkey, dqpn, timeout, retry_cnt, rnr_retry, min_rnr_timer,
+	 * max_rd_atomic and remote_deny: read live by the engine
+	 */
+	SOFTRC_MODIFY_PATH		= BIT(0),
+	/* rq_psn, and the responder expects it next */
+	SOFTRC_MODIFY_RQ_PSN		= BIT(1),
+	/* sq_psn, and the requester sends from it (before its first packet) */
+	SOFTRC_MODIFY_SQ_PSN		= BIT(2),
+	/* the retries left start again at retry_cnt */
+	SOFTRC_MODIFY_RETRY_CNT		= BIT(3),
+	/* the RNR retries left start again at rnr_retry */
+	SOFTRC_MODIFY_RNR_RETRY		= BIT(4),
+	/* max_dest_rd_atomic (softrc_core_set_max_dest_rd_atomic()) */
+	SOFTRC_MODIFY_MAX_DEST_RD_ATOMIC = BIT(5),
+};
+
+/**
+ * struct softrc_core_modify - a modify_qp for a running engine
+ * @attr:	new values; only the fields @mask names are read
+ * @max_dest_rd_atomic: responder resources (SOFTRC_MODIFY_MAX_DEST_RD_ATOMIC)
+ * @mask:	SOFTRC_MODIFY_*
+ */
+struct softrc_core_modify {
+	struct softrc_core_attr attr;
+	u32 max_dest_rd_atomic;
+	u32 mask;
+};
+
 /* engine.c */
 int softrc_core_qp_init(struct softrc_core_qp *qp,
 			const struct softrc_core_ops *ops, void *ctx,
@@ -782,11 +840,68 @@ void softrc_core_sq_drain(struct softrc_core_qp *qp, bool on);
 bool softrc_core_sq_drained(const struct softrc_core_qp *qp);
 bool softrc_core_tx_pending(const struct softrc_core_qp *qp);
 int softrc_core_set_max_dest_rd_atomic(struct softrc_core_qp *qp, u32 nres);
+int softrc_core_modify(struct softrc_core_qp *qp,
+		       const struct softrc_core_modify *mod);
+void softrc_core_snapshot(const struct softrc_core_qp *qp,
+			  struct softrc_engine_snapshot *snap,
+			  struct softrc_rd_res *res, u32 res_max);
 
 /* req.c */
 u32 softrc_core_tx(struct softrc_core_qp *qp, u64 now, u32 budget);
 
 /* resp.c */
 u32 softrc_core_tx_resp(struct softrc_core_qp *qp, u32 budget);
+
+/*
+ * Queries for the hot path (inline: no call per WR), under the QP lock
+ * like every other call.
+ */
+
+/* Has softrc_core_qp_init() run on @qp (a zeroed one: no)? */
+static inline bool softrc_core_started(const struct softrc_core_qp *qp)
+{
+	return !!qp->ops;
+}
+
+/* Send WQEs posted and not yet completed. */
+static inline u32 softrc_core_sq_used(const struct softrc_core_qp *qp)
+{
+	return qp->req.tail - qp->req.head;
+}
+
+/* Free-running index of the next send WQE posted (its slot: & depth-1). */
+static inline u32 softrc_core_sq_next(const struct softrc_core_qp *qp)
+{
+	return qp->req.tail;
+}
+
+/* Receive WQEs posted and not yet consumed. */
+static inline u32 softrc_core_rq_used(const struct softrc_core_qp *qp)
+{
+	return qp->resp.rq_tail - qp->resp.rq_head;
+}
+
+/* Free-running index of the next receive WQE posted. */
+static inline u32 softrc_core_rq_next(const struct softrc_core_qp *qp)
+{
+	return qp->resp.rq_tail;
+}
+
+/* The P_Key the QP sends and accepts. */
+static inline u16 softrc_core_pkey(const struct softrc_core_qp *qp)
+{
+	return qp->attr.pkey;
+}
+
+/*
+ * The counters as an array of SOFTRC_CORE_NR_COUNTERS u64 in
+ * SOFTRC_CORE_COUNTERS order. A reader without the QP lock loads each
+ * once (READ_ONCE): a value may be stale, never torn, and never drops
+ * (softrc_core_qp_init() keeps them).
+ */
+static inline const u64 *softrc_core_counter_values(const struct softrc_core_qp *qp)
+{
+	return (const u64 *)&qp->cnt;
+}
 
 #endif /* SOFTRC_CORE_ENGINE_H */
