@@ -8,9 +8,9 @@
 #    of include/softrc/ are not core headers);
 #  - reaches into the engine QP it embeds: a member access through it
 #    (qp->core.attr, s->core.req, ...);
-#  - names struct softrc_core_qp anywhere but the one line of qp.h that
+#  - names struct softrc_eng_qp anywhere but the one line of qp.h that
 #    embeds it, so no pointer to it can be used for a member access
-#    (struct softrc_core_qp *c = &qp->core; c->req.tail).
+#    (struct softrc_eng_qp *c = &qp->core; c->req.tail).
 # With no FILE, checks the git-tracked module sources; part of
 # `make style`.
 #
@@ -24,7 +24,7 @@ MOD=drivers/infiniband/sw/softrc
 EXCEPT=(
 	# includes "core/parse.h" and "core/qp.h": wants "core/engine.h"
 	"$MOD/net.h"
-	# includes "core/icrc.h"; reads qp->core.attr.pkey (softrc_core_pkey())
+	# includes "core/icrc.h"; reads qp->core.attr.pkey (softrc_eng_pkey())
 	"$MOD/net.c"
 	# includes "core/icrc.h"
 	"$MOD/crc.c"
@@ -44,8 +44,8 @@ for f in "$@"; do
 			sed 's/$/   <- a core header other than core\/engine.h/' || true
 		grep -HnE '(->|\.)[[:space:]]*core[[:space:]]*(\.|->)[[:space:]]*[A-Za-z_]' "$f" |
 			sed 's/$/   <- an engine member (use an engine call or the snapshot)/' || true
-		grep -HnE '\bstruct[[:space:]]+softrc_core_qp\b' "$f" |
-			grep -vE "^$MOD/qp\.h:[0-9]+:[[:space:]]*struct softrc_core_qp core;$" |
+		grep -HnE '\bstruct[[:space:]]+softrc_eng_qp\b' "$f" |
+			grep -vE "^$MOD/qp\.h:[0-9]+:[[:space:]]*struct softrc_eng_qp core;$" |
 			sed 's/$/   <- the engine QP named outside its embedding/' || true
 	} )
 	[ -n "$hits" ] || continue

@@ -59,7 +59,7 @@ static const struct softrc_dump_out softrc_seq_out = {
 	.str = softrc_seq_str,
 };
 
-static void softrc_dbg_attr(struct seq_file *m, const struct softrc_core_attr *a)
+static void softrc_dbg_attr(struct seq_file *m, const struct softrc_eng_attr *a)
 {
 	seq_puts(m, "[attr]\n");
 	seq_printf(m, "transport: 0x%x\n", a->transport);
@@ -82,12 +82,12 @@ static void softrc_dbg_attr(struct seq_file *m, const struct softrc_core_attr *a
 	seq_printf(m, "remote_deny: 0x%x\n", a->remote_deny);
 }
 
-static void softrc_dbg_req(struct seq_file *m, const struct softrc_req *r,
+static void softrc_dbg_req(struct seq_file *m, const struct softrc_eng_req *r,
 			   u64 now)
 {
 	seq_puts(m, "[req]\n");
 	seq_printf(m, "state: %s\n", r->state < SOFTRC_REQ_NR ?
-		   softrc_req_state_names[r->state] : "unknown");
+		   softrc_eng_req_state_names[r->state] : "unknown");
 	seq_printf(m, "head: %u\n", r->head);
 	seq_printf(m, "tail: %u\n", r->tail);
 	seq_printf(m, "cur: %u\n", r->cur);
@@ -114,11 +114,11 @@ static void softrc_dbg_req(struct seq_file *m, const struct softrc_req *r,
 	seq_printf(m, "drain: %u\n", r->drain);
 }
 
-static void softrc_dbg_resp(struct seq_file *m, const struct softrc_resp *r)
+static void softrc_dbg_resp(struct seq_file *m, const struct softrc_eng_resp *r)
 {
 	seq_puts(m, "[resp]\n");
 	seq_printf(m, "state: %s\n", r->state < SOFTRC_RESP_NR ?
-		   softrc_resp_state_names[r->state] : "unknown");
+		   softrc_eng_resp_state_names[r->state] : "unknown");
 	seq_printf(m, "epsn: %u\n", r->epsn);
 	seq_printf(m, "msn: %u\n", r->msn);
 	seq_printf(m, "nak_sent: %u\n", r->nak_sent);
@@ -142,7 +142,7 @@ static void softrc_dbg_resp(struct seq_file *m, const struct softrc_resp *r)
 }
 
 static void softrc_dbg_counters(struct seq_file *m,
-				const struct softrc_core_counters *c)
+				const struct softrc_eng_counters *c)
 {
 	const u64 *v = (const u64 *)c;
 	unsigned int i;
@@ -150,7 +150,7 @@ static void softrc_dbg_counters(struct seq_file *m,
 	BUILD_BUG_ON(sizeof(*c) != SOFTRC_CORE_NR_COUNTERS * sizeof(u64));
 	seq_puts(m, "[counters]\n");
 	for (i = 0; i < SOFTRC_CORE_NR_COUNTERS; i++)
-		seq_printf(m, "%s: %llu\n", softrc_core_counter_names[i], v[i]);
+		seq_printf(m, "%s: %llu\n", softrc_eng_counter_names[i], v[i]);
 }
 
 static void softrc_dbg_res(struct seq_file *m, const struct softrc_qp_snap *s)
@@ -162,7 +162,7 @@ static void softrc_dbg_res(struct seq_file *m, const struct softrc_qp_snap *s)
 		[SOFTRC_RES_ATOMIC_WRITE] = "atomic_write",
 		[SOFTRC_RES_FLUSH] = "flush",
 	};
-	const struct softrc_rd_res *r;
+	const struct softrc_eng_rd_res *r;
 	u32 i;
 
 	seq_puts(m, "[responder_resources]\n");

@@ -22,7 +22,7 @@
 
 /**
  * struct softrc_qp_snap - one QP's state, copied under qp->lock
- * @eng:	the engine's state (softrc_core_snapshot())
+ * @eng:	the engine's state (softrc_eng_snapshot())
  * @res:	responder resources, eng.res_cap entries valid
  * @pwc:	pending completions, the oldest @npwc of them
  * @npwc:	entries of @pwc valid
@@ -41,7 +41,7 @@
  */
 struct softrc_qp_snap {
 	struct softrc_engine_snapshot eng;
-	struct softrc_rd_res res[SOFTRC_MAX_RD_ATOMIC];
+	struct softrc_eng_rd_res res[SOFTRC_MAX_RD_ATOMIC];
 	struct softrc_pwc pwc[SOFTRC_SNAP_PWC];
 	u32 npwc;
 	u32 pwc_pending;

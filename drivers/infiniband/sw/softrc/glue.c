@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The engine's callbacks (struct softrc_core_ops): packets out, memory
+ * The engine's callbacks (struct softrc_eng_ops): packets out, memory
  * checks and payload placement, atomics, invalidation, completions,
  * timers and the ERROR transition.
  *
@@ -179,7 +179,7 @@ static int softrc_glue_sge_io(struct softrc_qp *qp, const struct ib_sge *sge,
  * Fill @dst with the payload the engine names (TX). -EFAULT: its memory
  * went away since the check (the engine fails the message).
  */
-int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
+int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_eng_buf *pl, u8 *dst)
 {
 	struct softrc_sq_shadow *sh;
 	struct softrc_mr *mr;
@@ -212,7 +212,7 @@ int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
 }
 
 /* May @pl go out as MR page fragments? (user memory, not inline) */
-bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_buf *pl)
+bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_eng_buf *pl)
 {
 	if (pl->kind == SOFTRC_BUF_MR)
 		return qp->is_user;
@@ -268,7 +268,7 @@ static int softrc_glue_frag_range(struct softrc_mr *mr, u64 va, u32 len,
  * or is not user memory (the caller copies instead); -EFAULT if the
  * memory went away.
  */
-int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
+int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_eng_buf *pl,
 		      struct sk_buff *skb, u32 *crc)
 {
 	struct softrc_sge_cursor c;
@@ -303,7 +303,7 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 /* ---- the callbacks ------------------------------------------------- */
 
 static int softrc_glue_xmit(void *ctx, const struct softrc_pkt *pkt,
-			    const struct softrc_buf *payload)
+			    const struct softrc_eng_buf *payload)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 
@@ -347,7 +347,7 @@ static void softrc_glue_key_put(void *ctx, void *pin)
  * is computed afresh: the consumer verifies it to tell IPv4 from IPv6,
  * and a packet of the self path never had one.
  */
-static int softrc_glue_place_grh(void *ctx, const struct softrc_buf *dst,
+static int softrc_glue_place_grh(void *ctx, const struct softrc_eng_buf *dst,
 				 void *rx)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
@@ -373,7 +373,7 @@ static int softrc_glue_place_grh(void *ctx, const struct softrc_buf *dst,
 	return SOFTRC_E_MEM;
 }
 
-static int softrc_glue_place(void *ctx, const struct softrc_buf *dst,
+static int softrc_glue_place(void *ctx, const struct softrc_eng_buf *dst,
 			     void *rx, u32 pkt_off)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
@@ -562,7 +562,7 @@ static u8 softrc_glue_wc_opcode(u8 opcode)
 	return opcode == SOFTRC_WC_REG_MR ? IB_WC_REG_MR : opcode;
 }
 
-static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
+static void softrc_glue_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 	struct softrc_pwc e = {
@@ -619,7 +619,7 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 	softrc_qp_push_wc(qp, &e);
 }
 
-static void softrc_glue_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
+static void softrc_glue_timer(void *ctx, enum softrc_eng_timer_id id, u64 deadline)
 {
 	softrc_timers_arm(softrc_glue_qp(ctx), id, deadline);
 }
@@ -646,7 +646,7 @@ static void softrc_glue_qp_error(void *ctx)
 }
 
 static void softrc_glue_retransmit(void *ctx, u32 psn,
-				   enum softrc_retry_reason why)
+				   enum softrc_eng_retry_reason why)
 {
 	trace_softrc_retransmit(softrc_glue_qp(ctx), psn, why);
 }
@@ -656,12 +656,12 @@ static void softrc_glue_rnr_wait(void *ctx, u32 psn, u64 wait_ns)
 	trace_softrc_rnr_wait(softrc_glue_qp(ctx), psn, wait_ns);
 }
 
-static void softrc_glue_timer_expired(void *ctx, enum softrc_timer_id id)
+static void softrc_glue_timer_expired(void *ctx, enum softrc_eng_timer_id id)
 {
 	trace_softrc_timer_expire(softrc_glue_qp(ctx), id);
 }
 
-const struct softrc_core_ops softrc_glue_ops = {
+const struct softrc_eng_ops softrc_glue_ops = {
 	.xmit = softrc_glue_xmit,
 	.mr_check = softrc_glue_mr_check,
 	.key_put = softrc_glue_key_put,

@@ -189,7 +189,7 @@ static void softrc_qp_cq_fatal(struct softrc_qp *qp)
 	if (report && qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
 		ibdev_dbg(qp->ibqp.device, "qp %u: completion lost to a CQ overrun: error\n",
 			  qp->ibqp.qp_num);
-		softrc_core_set_error(&qp->core);
+		softrc_eng_set_error(&qp->core);
 		softrc_qp_run_tx(qp);
 	}
 	spin_unlock_bh(&qp->lock);
@@ -372,8 +372,8 @@ static void softrc_qp_unpin_all(struct softrc_qp *qp)
 	u32 i;
 
 	lockdep_assert_held(&qp->lock);
-	if (softrc_core_started(&qp->core))
-		softrc_core_release(&qp->core);
+	if (softrc_eng_started(&qp->core))
+		softrc_eng_release(&qp->core);
 	for (i = 0; i < qp->sq_depth; i++)
 		softrc_qp_sq_unpin(qp, i);
 	for (i = 0; i < qp->rq_depth; i++)
@@ -426,14 +426,14 @@ static int softrc_qp_post_rwqe(struct softrc_qp *qp, u32 slot, bool bad)
 		clear_bit(slot, qp->rq_bad);
 	}
 	r->length = len;
-	ret = softrc_core_post_recv(&qp->core, r->wr_id, r->length);
+	ret = softrc_eng_post_recv(&qp->core, r->wr_id, r->length);
 	WARN_ON_ONCE(ret >= 0 && ret != slot);
 	return ret;
 }
 
 static u32 softrc_qp_rq_next_slot(struct softrc_qp *qp)
 {
-	return softrc_core_rq_next(&qp->core) & (qp->rq_depth - 1);
+	return softrc_eng_rq_next(&qp->core) & (qp->rq_depth - 1);
 }
 
 /*
@@ -472,7 +472,7 @@ void softrc_qp_rq_refill(struct softrc_qp *qp)
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
-	if (softrc_core_rq_used(&qp->core) ||
+	if (softrc_eng_rq_used(&qp->core) ||
 	    (!qp->srq && !qp->urq))
 		return;
 	slot = softrc_qp_rq_next_slot(qp);
@@ -541,7 +541,7 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			softrc_qp_push_recv_err(qp, wr->wr_id, IB_WC_WR_FLUSH_ERR);
 			continue;
 		}
-		if (softrc_core_rq_used(&qp->core) >= qp->max_recv_wr) {
+		if (softrc_eng_rq_used(&qp->core) >= qp->max_recv_wr) {
 			err = -ENOMEM;
 			break;
 		}
@@ -578,7 +578,7 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  * @ah_num:	UD: its number (user WQE; found and checked at post)
  */
 struct softrc_swr {
-	struct softrc_send_wr wr;
+	struct softrc_eng_send_wr wr;
 	struct softrc_ah *ah;
 	u32 ah_num;
 	const struct ib_sge *sge;
@@ -676,7 +676,7 @@ static bool softrc_wr_is_inline_op(u32 opcode)
  */
 static int softrc_swr_ud_dest(struct softrc_qp *qp, struct softrc_swr *s)
 {
-	u32 slot = softrc_core_sq_next(&qp->core) & (qp->sq_depth - 1);
+	u32 slot = softrc_eng_sq_next(&qp->core) & (qp->sq_depth - 1);
 	struct softrc_path *p = &qp->sqs[slot].local.ud;
 	struct softrc_dev *sdev = qp->sdev;
 	const struct softrc_av *av;
@@ -809,7 +809,7 @@ static bool softrc_swr_signaled(struct softrc_qp *qp, const struct softrc_swr *s
 static void softrc_qp_fail_wr(struct softrc_qp *qp, const struct softrc_swr *s,
 			      u8 status)
 {
-	softrc_core_set_error(&qp->core);
+	softrc_eng_set_error(&qp->core);
 	softrc_qp_push_send_err(qp, s->wr.wr_id, softrc_wc_opcode(s->opcode),
 				status);
 }
@@ -824,9 +824,9 @@ static void softrc_qp_fail_wr(struct softrc_qp *qp, const struct softrc_swr *s,
 static int softrc_qp_post_refused(struct softrc_qp *qp, struct softrc_swr *s,
 				  u8 status)
 {
-	u32 slot = softrc_core_sq_next(&qp->core) & (qp->sq_depth - 1);
+	u32 slot = softrc_eng_sq_next(&qp->core) & (qp->sq_depth - 1);
 	struct softrc_sq_shadow *sh = &qp->sqs[slot];
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.wr_id = s->wr.wr_id,
 		.opcode = SOFTRC_WR_REFUSED,
 		.send_flags = SOFTRC_SEND_SIGNALED,
@@ -839,7 +839,7 @@ static int softrc_qp_post_refused(struct softrc_qp *qp, struct softrc_swr *s,
 	sh->length = 0;
 	sh->local.refused.status = status;
 	sh->local.refused.wc_opcode = softrc_wc_opcode(s->opcode);
-	ret = softrc_core_post_send(&qp->core, &wr);
+	ret = softrc_eng_post_send(&qp->core, &wr);
 	if (ret == SOFTRC_E_FULL)
 		return -ENOMEM;
 	if (ret < 0)
@@ -855,12 +855,12 @@ static int softrc_qp_post_refused(struct softrc_qp *qp, struct softrc_swr *s,
  */
 static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 {
-	u32 slot = softrc_core_sq_next(&qp->core) & (qp->sq_depth - 1);
+	u32 slot = softrc_eng_sq_next(&qp->core) & (qp->sq_depth - 1);
 	struct softrc_sq_shadow *sh = &qp->sqs[slot];
 	u8 status;
 	int ret;
 
-	if (softrc_core_sq_used(&qp->core) >= qp->max_send_wr)
+	if (softrc_eng_sq_used(&qp->core) >= qp->max_send_wr)
 		return -ENOMEM;
 	softrc_qp_sq_unpin(qp, slot);	/* an unsignaled WQE's, at reuse */
 	status = softrc_swr_check(qp, s, softrc_qp_sq_pins(qp, slot));
@@ -893,7 +893,7 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 	s->wr.send_flags = (s->flags & IB_SEND_FENCE ? SOFTRC_SEND_FENCE : 0) |
 			   (sh->flags & SOFTRC_SQS_SIGNALED ? SOFTRC_SEND_SIGNALED : 0) |
 			   (s->flags & IB_SEND_SOLICITED ? SOFTRC_SEND_SOLICITED : 0);
-	ret = softrc_core_post_send(&qp->core, &s->wr);
+	ret = softrc_eng_post_send(&qp->core, &s->wr);
 	if (ret < 0) {
 		softrc_qp_sq_unpin(qp, slot);
 		if (ret == SOFTRC_E_FULL)
@@ -1118,7 +1118,7 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 
 	lockdep_assert_held(&qp->lock);
 	n = min_t(u32, softrc_queue_count(qp->usq), SOFTRC_RING_BUDGET);
-	while (softrc_core_sq_used(&qp->core) < qp->max_send_wr) {
+	while (softrc_eng_sq_used(&qp->core) < qp->max_send_wr) {
 		if (!n-- || !softrc_qp_pwc_room(qp)) {
 			/* budget spent with WQEs left: continue later */
 			if (softrc_queue_count(qp->usq))
@@ -1149,7 +1149,7 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 static void softrc_qp_check_drained(struct softrc_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
-	if (qp->sqd_seen || !softrc_core_sq_drained(&qp->core))
+	if (qp->sqd_seen || !softrc_eng_sq_drained(&qp->core))
 		return;
 	qp->sqd_seen = true;
 	if (qp->attr.en_sqd_async_notify)
@@ -1175,16 +1175,16 @@ static u32 softrc_qp_tx_engine(struct softrc_qp *qp)
 		softrc_qp_flush_user_rq(qp);
 	switch (qp->state) {
 	case IB_QPS_RTS:
-		return softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
+		return softrc_eng_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
 	case IB_QPS_SQD:
 		/* the engine drains: started WQEs finish, none starts */
-		n = softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
+		n = softrc_eng_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
 		softrc_qp_check_drained(qp);
 		return n;
 	case IB_QPS_RTR:
 	case IB_QPS_SQE:
 		/* the requester is quiet, the responder still answers */
-		return softrc_core_tx_resp(&qp->core, SOFTRC_TX_BUDGET);
+		return softrc_eng_tx_resp(&qp->core, SOFTRC_TX_BUDGET);
 	default:
 		return 0;
 	}
@@ -1263,7 +1263,7 @@ static u16 softrc_qp_remote_deny(const struct softrc_qp *qp)
  */
 static int softrc_qp_core_reset(struct softrc_qp *qp)
 {
-	struct softrc_core_attr ca = {
+	struct softrc_eng_attr ca = {
 		.transport = softrc_qp_transport(qp),
 		.qkey = qp->attr.qkey,
 		.sqpn = qp->ibqp.qp_num,
@@ -1281,7 +1281,7 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 		.clock_slack_ns = softrc_now_slack(),
 		.remote_deny = softrc_qp_remote_deny(qp),
 	};
-	struct softrc_core_storage st = {
+	struct softrc_eng_storage st = {
 		.sq = qp->core_sq,
 		.sq_depth = qp->sq_depth,
 		.rq = qp->core_rq,
@@ -1294,7 +1294,7 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	/* the WQEs and responder resources are discarded: so are their pins */
 	softrc_qp_unpin_all(qp);
-	return softrc_core_qp_init(&qp->core, &softrc_glue_ops, qp, &ca, &st) ?
+	return softrc_eng_init(&qp->core, &softrc_glue_ops, qp, &ca, &st) ?
 	       -EINVAL : 0;
 }
 
@@ -1302,7 +1302,7 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 static void softrc_qp_core_apply(struct softrc_qp *qp, int mask,
 				 enum ib_qp_state new)
 {
-	struct softrc_core_modify mod = {
+	struct softrc_eng_modify mod = {
 		.attr = {
 			.qkey = qp->attr.qkey,
 			.dqpn = qp->attr.dest_qp_num,
@@ -1336,7 +1336,7 @@ static void softrc_qp_core_apply(struct softrc_qp *qp, int mask,
 	/* checked against SOFTRC_MAX_RD_ATOMIC = res_cap: cannot fail */
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		mod.mask |= SOFTRC_MODIFY_MAX_DEST_RD_ATOMIC;
-	softrc_core_modify(&qp->core, &mod);
+	softrc_eng_modify(&qp->core, &mod);
 }
 
 /* ---- attributes -------------------------------------------------- */
@@ -1488,14 +1488,14 @@ static void softrc_qp_transition(struct softrc_qp *qp, int mask,
 		break;
 	case IB_QPS_ERR:
 		qp->state = IB_QPS_ERR;
-		softrc_core_set_error(&qp->core);
+		softrc_eng_set_error(&qp->core);
 		break;
 	default:
 		softrc_qp_core_apply(qp, mask, new);
 		/* RTS -> SQD drains; SQD -> RTS resumes (IBTA ch. 10.3) */
 		if (new == IB_QPS_SQD && qp->state != IB_QPS_SQD)
 			qp->sqd_seen = false;
-		softrc_core_sq_drain(&qp->core, new == IB_QPS_SQD);
+		softrc_eng_sq_drain(&qp->core, new == IB_QPS_SQD);
 		qp->state = new;
 		if (new == IB_QPS_SQD)
 			softrc_qp_check_drained(qp);
@@ -1563,7 +1563,7 @@ int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->sq_draining = qp->state == IB_QPS_SQD &&
-			    !softrc_core_sq_drained(&qp->core);
+			    !softrc_eng_sq_drained(&qp->core);
 	spin_unlock_bh(&qp->lock);
 	attr->cap.max_send_wr = qp->max_send_wr;
 	attr->cap.max_send_sge = qp->max_sge;

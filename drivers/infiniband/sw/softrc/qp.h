@@ -248,10 +248,10 @@ struct softrc_qp {
 	struct dst_cache dst_cache;
 	u32 pmtu;
 
-	struct softrc_core_qp core;
-	struct softrc_send_wqe *core_sq;
-	struct softrc_recv_wqe *core_rq;
-	struct softrc_rd_res *core_res;
+	struct softrc_eng_qp core;
+	struct softrc_eng_send_wqe *core_sq;
+	struct softrc_eng_recv_wqe *core_rq;
+	struct softrc_eng_rd_res *core_res;
 	struct list_head stats_node;
 	struct softrc_counter_bind *cnt_bind;
 
@@ -366,11 +366,11 @@ void softrc_qp_sq_unpin(struct softrc_qp *qp, u32 slot);
 void softrc_qp_rq_unpin(struct softrc_qp *qp, u32 slot);
 
 /* glue.c: the engine callbacks */
-extern const struct softrc_core_ops softrc_glue_ops;
+extern const struct softrc_eng_ops softrc_glue_ops;
 
 /* timers.c */
 void softrc_timers_init(struct softrc_qp *qp);
-void softrc_timers_arm(struct softrc_qp *qp, enum softrc_timer_id id,
+void softrc_timers_arm(struct softrc_qp *qp, enum softrc_eng_timer_id id,
 		       u64 deadline);
 void softrc_timers_stop(struct softrc_qp *qp);
 u64 softrc_now(void);

@@ -78,7 +78,7 @@ struct softrc_qp_snap *softrc_qp_snap_take(struct softrc_qp *qp)
 	s->is_user = qp->is_user;
 
 	spin_lock_bh(&qp->lock);
-	softrc_core_snapshot(&qp->core, &s->eng, s->res, ARRAY_SIZE(s->res));
+	softrc_eng_snapshot(&qp->core, &s->eng, s->res, ARRAY_SIZE(s->res));
 	s->state = qp->state;
 	s->dying = qp->dying;
 	s->sqd_seen = qp->sqd_seen;
@@ -107,7 +107,7 @@ static const char *softrc_name_of(const char *const *names, u32 nr, u32 v)
  * A QP's restrack summary, computed once from a snapshot: the -dd walk
  * and the raw record both print it. The engine states are its enum
  * values; timers is SOFTRC_RESRAW_TIMER_* armed, timer_ns[] the ns until
- * each timer (enum softrc_timer_id) fires (0: disarmed).
+ * each timer (enum softrc_eng_timer_id) fires (0: disarmed).
  */
 struct softrc_qp_summary {
 	u8 state;
@@ -135,8 +135,8 @@ struct softrc_qp_summary {
 static void softrc_qp_summarize(const struct softrc_qp_snap *s,
 				struct softrc_qp_summary *q)
 {
-	const struct softrc_req *req = &s->eng.req;
-	const struct softrc_resp *resp = &s->eng.resp;
+	const struct softrc_eng_req *req = &s->eng.req;
+	const struct softrc_eng_resp *resp = &s->eng.resp;
 	int t;
 
 	q->state = s->eng.state;
@@ -194,13 +194,13 @@ int softrc_qp_walk_summary(const struct softrc_qp_snap *s,
 
 	softrc_qp_summarize(s, &q);
 	err = out->str(arg, "state",
-		       softrc_name_of(softrc_qp_state_names, SOFTRC_QPS_NR,
+		       softrc_name_of(softrc_eng_state_names, SOFTRC_QPS_NR,
 				      q.state));
 	err = err ?: out->str(arg, "req_state",
-			      softrc_name_of(softrc_req_state_names,
+			      softrc_name_of(softrc_eng_req_state_names,
 					     SOFTRC_REQ_NR, q.req_state));
 	err = err ?: out->str(arg, "resp_state",
-			      softrc_name_of(softrc_resp_state_names,
+			      softrc_name_of(softrc_eng_resp_state_names,
 					     SOFTRC_RESP_NR, q.resp_state));
 	err = err ?: out->u32(arg, "sq_psn", q.sq_psn);
 	err = err ?: out->u32(arg, "rq_psn", q.rq_psn);

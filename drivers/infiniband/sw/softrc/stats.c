@@ -33,7 +33,7 @@
  * counters themselves are read without the QP lock, while the receive
  * path updates them under it in softirq: a value may be a few packets
  * stale, never torn (one 64-bit load each); a reset keeps them (see
- * softrc_core_qp_init()), so a QP's counts never go backwards.
+ * softrc_eng_init()), so a QP's counts never go backwards.
  */
 #include <rdma/rdma_counter.h>
 
@@ -90,7 +90,7 @@ static struct softrc_stats *softrc_stats_of(struct ib_device *ibdev)
 /* One engine counter of @qp, read without its lock. */
 static u64 softrc_qp_cnt(const struct softrc_qp *qp, int i)
 {
-	return READ_ONCE(softrc_core_counter_values(&qp->core)[i]);
+	return READ_ONCE(softrc_eng_counter_values(&qp->core)[i]);
 }
 
 void softrc_stats_dev_init(struct softrc_stats *st)

@@ -7,8 +7,8 @@
  * pkt.h, parse.h and icrc.h (parsing, header building, ICRC) and the
  * PSN arithmetic of psn.h with it; everything else in core/ is private
  * (internal.h, or static in its file). The module never reads or writes
- * a member of struct softrc_core_qp: it drives the engine through the
- * calls below and reads its state through softrc_core_snapshot() and
+ * a member of struct softrc_eng_qp: it drives the engine through the
+ * calls below and reads its state through softrc_eng_snapshot() and
  * the ring and counter queries.
  *
  * The protocol engine: per-QP state and the calls that drive it. RC is
@@ -19,55 +19,59 @@
  * in softirq or process context; the engine never sleeps, allocates,
  * locks, reads the clock or sees an sk_buff. Time is passed in as "now"
  * (ns, any monotonic origin). The engine touches only the struct
- * softrc_core_qp and the rings whose storage the caller hands to
- * softrc_core_qp_init(); everything else (packets out, payload bytes,
- * memory keys, completions, timers) goes through struct softrc_core_ops.
+ * softrc_eng_qp and the rings whose storage the caller hands to
+ * softrc_eng_init(); everything else (packets out, payload bytes,
+ * memory keys, completions, timers) goes through struct softrc_eng_ops.
  *
  * Driving the engine:
- *   softrc_core_qp_init()        once, with attributes and ring storage
+ *   softrc_eng_init()            once, with attributes and ring storage
  *                                (again to reset: the counters carry on)
- *   softrc_core_post_send()      queue a send WR (returns its ring slot,
+ *   softrc_eng_post_send()       queue a send WR (returns its ring slot,
  *                                so the glue can keep its SGEs alongside)
- *   softrc_core_post_recv()      queue a receive WQE
- *   softrc_core_tx()             transmit up to a budget: queued READ
+ *   softrc_eng_post_recv()       queue a receive WQE
+ *   softrc_eng_tx()              transmit up to a budget: queued READ
  *                                responses / ATOMIC ACKs of the responder,
  *                                new requests and retransmissions
- *   softrc_core_tx_resp()        the responder's share only (for states in
+ *   softrc_eng_tx_resp()         the responder's share only (for states in
  *                                which the requester must stay quiet)
- *   softrc_core_tx_pending()     does the responder have packets queued?
- *   softrc_core_rx()             one parsed packet arrived (requests go to
+ *   softrc_eng_tx_pending()      does the responder have packets queued?
+ *   softrc_eng_rx()              one parsed packet arrived (requests go to
  *                                the responder, responses/ACKs to the
  *                                completer)
- *   softrc_core_rx_invalid()     a packet the parser rejected but whose BTH
+ *   softrc_eng_rx_invalid()      a packet the parser rejected but whose BTH
  *                                is valid: NAK invalid request if it is the
  *                                expected request, else drop
- *   softrc_core_rx_flush()       end of an RX burst: send the coalesced ACK
- *   softrc_core_timer()          a timer armed through ops->timer expired
- *   softrc_core_set_error()      the glue moves the QP to ERROR
- *   softrc_core_release()        drop every pin the engine holds (before
+ *   softrc_eng_rx_flush()        end of an RX burst: send the coalesced ACK
+ *   softrc_eng_timer()           a timer armed through ops->timer expired
+ *   softrc_eng_set_error()       the glue moves the QP to ERROR
+ *   softrc_eng_release()         drop every pin the engine holds (before
  *                                a reset re-init and at destroy)
- *   softrc_core_sq_drain()       SQD: start no new WQE, finish the others
- *   softrc_core_sq_drained()     SQD: nothing started is outstanding
+ *   softrc_eng_sq_drain()        SQD: start no new WQE, finish the others
+ *   softrc_eng_sq_drained()      SQD: nothing started is outstanding
+ *   softrc_eng_modify()          modify_qp: new attributes, PSNs, retry
+ *                                counts (struct softrc_eng_modify_attr)
+ *   softrc_eng_snapshot()        copy the state for an observer (debugfs,
+ *                                restrack)
  *
  * What the glue must do:
- *  - call softrc_core_tx() after posting, after an RX burst and after a
+ *  - call softrc_eng_tx() after posting, after an RX burst and after a
  *    timer (the engine never transmits requests on its own), and call it
  *    again (e.g. from a tasklet) while it returns its full @budget: a
  *    return below @budget means nothing more can go out until the next
- *    post, RX or timer; softrc_core_tx_pending() (true while responder
+ *    post, RX or timer; softrc_eng_tx_pending() (true while responder
  *    packets are queued) tells the same for the responder without
  *    transmitting;
  *  - in states where the requester must not send (RTR, SQE) but the
- *    responder still answers, drive softrc_core_tx_resp() the same way;
+ *    responder still answers, drive softrc_eng_tx_resp() the same way;
  *    in SQD the requester still finishes (and retries) what it started,
- *    so drive softrc_core_tx() there, after softrc_core_sq_drain(true);
- *  - call softrc_core_rx_flush() at the end of every RX burst: AckReq'd
+ *    so drive softrc_eng_tx() there, after softrc_eng_sq_drain(true);
+ *  - call softrc_eng_rx_flush() at the end of every RX burst: AckReq'd
  *    requests are acknowledged there (coalesced), or earlier when another
  *    response must go out first;
  *  - keep each WQE's SGEs beside the ring slot the post calls return;
  *    payload is named by (slot, byte offset) or (R_Key, VA);
  *  - give max_dest_rd_atomic (storage.nres at init, later
- *    softrc_core_set_max_dest_rd_atomic()) >= the peer's max_rd_atomic:
+ *    softrc_eng_set_max_dest_rd_atomic()) >= the peer's max_rd_atomic:
  *    a READ/ATOMIC that would recycle a resource whose response has not
  *    gone out once is NAKed invalid request, and other excess lets
  *    duplicate READ/ATOMICs find no saved resource (dropped; a new one
@@ -75,7 +79,7 @@
  *    the requester can then no longer need);
  *  - READ responses are paced: the rx call that validates a READ (or a
  *    duplicate one) sends at most SOFTRC_RESP_INLINE packets of the
- *    response, the rest leaves from softrc_core_tx*() within their budget;
+ *    response, the rest leaves from softrc_eng_tx*() within their budget;
  *    response payload is named by (R_Key, VA, pin) and read at transmit
  *    time, possibly after later requests were executed (IBTA 9.5: only a
  *    fenced WR waits for an earlier READ) or the MR was invalidated: xmit
@@ -105,7 +109,7 @@
 #include "icrc.h"
 
 /* Work request opcodes; the values are those of enum ib_wr_opcode. */
-enum softrc_wr_opcode {
+enum softrc_eng_wr_opcode {
 	SOFTRC_WR_RDMA_WRITE		= 0,
 	SOFTRC_WR_RDMA_WRITE_WITH_IMM	= 1,
 	SOFTRC_WR_SEND			= 2,
@@ -126,7 +130,7 @@ enum softrc_wr_opcode {
 };
 
 /* Completion status; the values are those of enum ib_wc_status. */
-enum softrc_wc_status {
+enum softrc_eng_wc_status {
 	SOFTRC_WC_SUCCESS		= 0,
 	SOFTRC_WC_LOC_LEN_ERR		= 1,
 	SOFTRC_WC_LOC_QP_OP_ERR		= 2,
@@ -147,7 +151,7 @@ enum softrc_wc_status {
  * the uverbs ABI: ATOMIC_WRITE is IB_UVERBS_WC_ATOMIC_WRITE, which 6.1's
  * enum ib_wc_opcode lacks).
  */
-enum softrc_wc_opcode {
+enum softrc_eng_wc_opcode {
 	SOFTRC_WC_SEND			= 0,
 	SOFTRC_WC_RDMA_WRITE		= 1,
 	SOFTRC_WC_RDMA_READ		= 2,
@@ -173,7 +177,7 @@ enum softrc_wc_opcode {
 #define SOFTRC_SEND_SOLICITED	BIT(2)
 
 /* Error returns of the post calls (the glue maps them to errno). */
-enum softrc_core_err {
+enum softrc_eng_err {
 	SOFTRC_E_FULL	= -1,	/* ring full */
 	SOFTRC_E_INVAL	= -2,	/* bad opcode or length */
 	SOFTRC_E_STATE	= -3,	/* QP in ERROR: nothing queued */
@@ -191,8 +195,8 @@ enum softrc_core_err {
 #define SOFTRC_ACCESS_FLUSH_PERSISTENT	SOFTRC_ABI_ACCESS_FLUSH_PERSISTENT
 
 /**
- * struct softrc_send_wr - what the glue posts (the SGEs stay in the glue,
- * indexed by the ring slot softrc_core_post_send() returns)
+ * struct softrc_eng_send_wr - what the glue posts (the SGEs stay in the glue,
+ * indexed by the ring slot softrc_eng_post_send() returns)
  * @wr_id:	returned in the completion
  * @remote_addr: RDMA/atomic target VA
  * @compare_add: CMP_SWAP compare value or FETCH_ADD add value
@@ -206,12 +210,12 @@ enum softrc_core_err {
  * @imm:	immediate data, network order
  * @dqpn:	UD: destination QP (the address is the glue's, by slot)
  * @qkey:	UD: the Q_Key asked for (bit 31 set: the QP's own, §10.2.4)
- * @opcode:	enum softrc_wr_opcode
+ * @opcode:	enum softrc_eng_wr_opcode
  * @send_flags:	SOFTRC_SEND_*
  * @flush_type:	FLUSH: placement type (SOFTRC_FLUSH_GLOBAL | _PERSISTENT)
  * @flush_level: FLUSH: selectivity level (SOFTRC_FLUSH_RANGE or _MR)
  */
-struct softrc_send_wr {
+struct softrc_eng_send_wr {
 	u64 wr_id;
 	u64 remote_addr;
 	u64 compare_add;
@@ -228,20 +232,20 @@ struct softrc_send_wr {
 	u8 flush_level;
 };
 
-enum softrc_wqe_state {
+enum softrc_eng_wqe_state {
 	SOFTRC_WQE_POSTED,	/* no packet sent yet, no PSN assigned */
 	SOFTRC_WQE_ACTIVE,	/* PSNs assigned, not yet acknowledged */
 	SOFTRC_WQE_DONE,	/* acknowledged or response complete */
 };
 
 /**
- * struct softrc_send_wqe - one send queue slot (storage from the caller)
+ * struct softrc_eng_send_wqe - one send queue slot (storage from the caller)
  * @wr:		the posted work request
  * @ssn:	send sequence number (1:1 with the responder's MSN, C9-147/148)
  * @first_psn:	PSN of the first packet (valid once ACTIVE)
  * @npkts:	PSNs the message uses (READ: one per response packet)
  * @resp_pkts:	READ/ATOMIC: response packets received so far
- * @state:	enum softrc_wqe_state
+ * @state:	enum softrc_eng_wqe_state
  * @status:	local WQE (LOCAL_INV, BIND_MW, REG_MR): the completion status
  *		ops->local returned once it ran (DONE from then on)
  *
@@ -254,8 +258,8 @@ enum softrc_wqe_state {
  * enters ERROR (rxe likewise fails a bad WQE when its requester reaches
  * it).
  */
-struct softrc_send_wqe {
-	struct softrc_send_wr wr;
+struct softrc_eng_send_wqe {
+	struct softrc_eng_send_wr wr;
 	u32 ssn;
 	u32 first_psn;
 	u32 npkts;
@@ -265,16 +269,16 @@ struct softrc_send_wqe {
 };
 
 /**
- * struct softrc_recv_wqe - one receive queue slot
+ * struct softrc_eng_recv_wqe - one receive queue slot
  * @wr_id:	returned in the completion
  * @length:	total bytes of the glue's SGEs for this slot
  */
-struct softrc_recv_wqe {
+struct softrc_eng_recv_wqe {
 	u64 wr_id;
 	u32 length;
 };
 
-enum softrc_res_type {
+enum softrc_eng_res_type {
 	SOFTRC_RES_FREE,
 	SOFTRC_RES_READ,
 	SOFTRC_RES_ATOMIC,
@@ -283,11 +287,11 @@ enum softrc_res_type {
 };
 
 /**
- * struct softrc_rd_res - a responder resource for a READ, ATOMIC or
+ * struct softrc_eng_rd_res - a responder resource for a READ, ATOMIC or
  * ATOMIC WRITE: what is needed to answer a duplicate (Documentation/
  * softrc.rst, "Protocol decisions"; an ATOMIC WRITE is answered again,
  * never executed again: IBTA 1.5 A19)
- * @type:	enum softrc_res_type
+ * @type:	enum softrc_eng_res_type
  * @psn:	request PSN
  * @npkts:	response PSNs (1 for an atomic)
  * @va:		READ: target VA
@@ -306,7 +310,7 @@ enum softrc_res_type {
  * behind the expected PSN, whichever comes first: it never answers a
  * duplicate of a later PSN cycle.
  */
-struct softrc_rd_res {
+struct softrc_eng_rd_res {
 	u8 type;
 	u32 psn;
 	u32 npkts;
@@ -319,7 +323,7 @@ struct softrc_rd_res {
 };
 
 /* Where a payload lives or goes (the engine never touches bytes). */
-enum softrc_buf_kind {
+enum softrc_eng_buf_kind {
 	SOFTRC_BUF_NONE,
 	SOFTRC_BUF_SEND_WQE,	/* the SGEs of send slot @slot, at @addr */
 	SOFTRC_BUF_RECV_WQE,	/* the SGEs of receive slot @slot, at @addr */
@@ -327,8 +331,8 @@ enum softrc_buf_kind {
 };
 
 /**
- * struct softrc_buf - a payload reference
- * @kind:	enum softrc_buf_kind
+ * struct softrc_eng_buf - a payload reference
+ * @kind:	enum softrc_eng_buf_kind
  * @slot:	ring slot for SEND_WQE / RECV_WQE
  * @rkey:	for MR
  * @addr:	byte offset into the WQE's SGE list, or VA for MR
@@ -336,7 +340,7 @@ enum softrc_buf_kind {
  * @pin:	for MR: the pin ops->mr_check returned for @rkey; the glue
  *		accesses the memory through it, never by looking @rkey up
  */
-struct softrc_buf {
+struct softrc_eng_buf {
 	u8 kind;
 	u32 slot;
 	u32 rkey;
@@ -351,10 +355,10 @@ struct softrc_buf {
 #define SOFTRC_CQE_GRH		BIT(3)	/* UD: a GRH fills the first 40 bytes */
 
 /**
- * struct softrc_cqe - one completion handed to ops->complete
+ * struct softrc_eng_cqe - one completion handed to ops->complete
  * @wr_id:	of the WR
- * @status:	enum softrc_wc_status
- * @opcode:	enum softrc_wc_opcode
+ * @status:	enum softrc_eng_wc_status
+ * @opcode:	enum softrc_eng_wc_opcode
  * @flags:	SOFTRC_CQE_*
  * @slot:	ring slot (send or receive) now free
  * @byte_len:	bytes transferred (received for RECV)
@@ -362,7 +366,7 @@ struct softrc_buf {
  * @inv_rkey:	invalidated R_Key (SEND_WITH_INV)
  * @src_qp:	UD receive: the sender's QP (DETH)
  */
-struct softrc_cqe {
+struct softrc_eng_cqe {
 	u64 wr_id;
 	u8 status;
 	u8 opcode;
@@ -377,7 +381,7 @@ struct softrc_cqe {
 /* Bytes of the GRH slot at the start of every UD receive buffer. */
 #define SOFTRC_GRH_BYTES	40
 
-enum softrc_timer_id {
+enum softrc_eng_timer_id {
 	SOFTRC_TIMER_RETRY,	/* local ACK timeout */
 	SOFTRC_TIMER_RNR,	/* RNR NAK back-off */
 	SOFTRC_TIMER_NR
@@ -396,7 +400,7 @@ enum softrc_timer_id {
 	X(read_restart)
 
 #define SOFTRC__RETRY_ENUM(n) SOFTRC_RETRY_##n,
-enum softrc_retry_reason {
+enum softrc_eng_retry_reason {
 	SOFTRC_RETRY_REASONS(SOFTRC__RETRY_ENUM)
 	SOFTRC_RETRY_NR
 };
@@ -404,7 +408,7 @@ enum softrc_retry_reason {
 #undef SOFTRC__RETRY_ENUM
 
 /**
- * struct softrc_core_ops - what the engine asks of the glue
+ * struct softrc_eng_ops - what the engine asks of the glue
  * @xmit:	send one packet: @pkt holds every header field (the glue
  *		serialises it with softrc_build_hdrs()), @payload says where
  *		its pkt->payload_len bytes come from (kind NONE if none).
@@ -415,7 +419,7 @@ enum softrc_retry_reason {
  * @mr_check:	may @len bytes at (@rkey, @va) be accessed with @access
  *		(SOFTRC_ACCESS_*)? 0 = yes, and *@pin is a reference on what
  *		the check approved (never NULL), which every later use names
- *		(struct softrc_buf.pin, ops->atomic) and which the engine
+ *		(struct softrc_eng_buf.pin, ops->atomic) and which the engine
  *		releases with exactly one ops->key_put; else a remote access
  *		error and no pin.
  * @key_put:	release a pin ops->mr_check returned.
@@ -443,7 +447,7 @@ enum softrc_retry_reason {
  *		send slot @slot;
  *		called when the requester reaches it in SQ order (after
  *		earlier READ/ATOMICs completed if it is fenced); returns its
- *		completion status (enum softrc_wc_status). A failure completes
+ *		completion status (enum softrc_eng_wc_status). A failure completes
  *		in order and moves the QP to ERROR.
  * @complete:	one completion.
  * @timer:	arm timer @id for @deadline ns, or disarm it if @deadline is 0.
@@ -458,15 +462,15 @@ enum softrc_retry_reason {
  *		end of an RNR back-off); an early, stale or disarmed expiry,
  *		or one on a QP in ERROR, is not reported.
  */
-struct softrc_core_ops {
+struct softrc_eng_ops {
 	int (*xmit)(void *ctx, const struct softrc_pkt *pkt,
-		    const struct softrc_buf *payload);
+		    const struct softrc_eng_buf *payload);
 	int (*mr_check)(void *ctx, u32 rkey, u64 va, u32 len, u32 access,
 			void **pin);
 	void (*key_put)(void *ctx, void *pin);
-	int (*place)(void *ctx, const struct softrc_buf *dst, void *rx,
+	int (*place)(void *ctx, const struct softrc_eng_buf *dst, void *rx,
 		     u32 pkt_off);
-	int (*place_grh)(void *ctx, const struct softrc_buf *dst, void *rx);
+	int (*place_grh)(void *ctx, const struct softrc_eng_buf *dst, void *rx);
 	int (*atomic)(void *ctx, void *pin, u64 va, bool cmp_swap,
 		      u64 swap_add, u64 compare, u64 *orig);
 	int (*atomic_result)(void *ctx, u32 slot, u64 orig);
@@ -474,16 +478,16 @@ struct softrc_core_ops {
 	int (*flush)(void *ctx, void *pin, u8 type);
 	int (*invalidate)(void *ctx, u32 rkey);
 	u8 (*local)(void *ctx, u32 slot);
-	void (*complete)(void *ctx, const struct softrc_cqe *cqe);
-	void (*timer)(void *ctx, enum softrc_timer_id id, u64 deadline);
+	void (*complete)(void *ctx, const struct softrc_eng_cqe *cqe);
+	void (*timer)(void *ctx, enum softrc_eng_timer_id id, u64 deadline);
 	void (*qp_error)(void *ctx);
-	void (*retransmit)(void *ctx, u32 psn, enum softrc_retry_reason why);
+	void (*retransmit)(void *ctx, u32 psn, enum softrc_eng_retry_reason why);
 	void (*rnr_wait)(void *ctx, u32 psn, u64 wait_ns);
-	void (*timer_expired)(void *ctx, enum softrc_timer_id id);
+	void (*timer_expired)(void *ctx, enum softrc_eng_timer_id id);
 };
 
 /**
- * struct softrc_core_attr - QP attributes the engine needs
+ * struct softrc_eng_attr - QP attributes the engine needs
  * @transport:	SOFTRC_OPCODE_RC or SOFTRC_OPCODE_UD (the GSI QP is UD)
  * @qkey:	UD: the QP's Q_Key, sent when a WR asks for it (bit 31)
  * @sqpn:	UD: this QP's number, the DETH source QP
@@ -511,7 +515,7 @@ struct softrc_core_ops {
  *		their requests are invalid requests, whatever their length
  *		(0 = all enabled)
  */
-struct softrc_core_attr {
+struct softrc_eng_attr {
 	u8 transport;
 	u32 qkey;
 	u32 sqpn;
@@ -533,21 +537,21 @@ struct softrc_core_attr {
 };
 
 /**
- * struct softrc_core_storage - ring storage the caller provides
+ * struct softrc_eng_storage - ring storage the caller provides
  * @sq:		send ring, @sq_depth entries (power of two)
  * @rq:		receive ring, @rq_depth entries (power of two)
  * @res:	responder resources, @res_cap entries
  * @nres:	max_dest_rd_atomic: resources in use (0: READ and ATOMIC are
- *		invalid requests); softrc_core_set_max_dest_rd_atomic()
+ *		invalid requests); softrc_eng_set_max_dest_rd_atomic()
  *		changes it later
  * @res_cap:	entries of @res (0: @nres); bounds @nres
  */
-struct softrc_core_storage {
-	struct softrc_send_wqe *sq;
+struct softrc_eng_storage {
+	struct softrc_eng_send_wqe *sq;
 	u32 sq_depth;
-	struct softrc_recv_wqe *rq;
+	struct softrc_eng_recv_wqe *rq;
 	u32 rq_depth;
-	struct softrc_rd_res *res;
+	struct softrc_eng_rd_res *res;
 	u32 nres;
 	u32 res_cap;
 };
@@ -594,24 +598,24 @@ struct softrc_core_storage {
 	X(uc_drop_msgs)		/* UC messages dropped: gap, error, no WQE */
 
 #define SOFTRC__CNT_FIELD(n) u64 n;
-struct softrc_core_counters {
+struct softrc_eng_counters {
 	SOFTRC_CORE_COUNTERS(SOFTRC__CNT_FIELD)
 };
 
 #undef SOFTRC__CNT_FIELD
 
-extern const char *const softrc_core_counter_names[];
+extern const char *const softrc_eng_counter_names[];
 #define SOFTRC__CNT_ONE(n) + 1
 #define SOFTRC_CORE_NR_COUNTERS (0 SOFTRC_CORE_COUNTERS(SOFTRC__CNT_ONE))
 
-enum softrc_qp_state {
+enum softrc_eng_state {
 	SOFTRC_QPS_RTS,		/* sending and receiving */
 	SOFTRC_QPS_ERROR,	/* everything flushed, packets dropped */
 	SOFTRC_QPS_NR
 };
 
 /* Requester state machine (req.c). */
-enum softrc_req_state {
+enum softrc_eng_req_state {
 	SOFTRC_REQ_READY,	/* may transmit */
 	SOFTRC_REQ_RNR_WAIT,	/* RNR NAK received: wait for the RNR timer */
 	SOFTRC_REQ_ERROR,
@@ -619,7 +623,7 @@ enum softrc_req_state {
 };
 
 /* Responder state machine (resp.c): which message is open. */
-enum softrc_resp_state {
+enum softrc_eng_resp_state {
 	SOFTRC_RESP_IDLE,	/* next request must be FIRST or ONLY */
 	SOFTRC_RESP_IN_SEND,	/* SEND open: MIDDLE or LAST expected */
 	SOFTRC_RESP_IN_WRITE,	/* WRITE open: MIDDLE or LAST expected */
@@ -627,13 +631,13 @@ enum softrc_resp_state {
 	SOFTRC_RESP_NR
 };
 
-extern const char *const softrc_qp_state_names[SOFTRC_QPS_NR];
-extern const char *const softrc_req_state_names[SOFTRC_REQ_NR];
-extern const char *const softrc_resp_state_names[SOFTRC_RESP_NR];
+extern const char *const softrc_eng_state_names[SOFTRC_QPS_NR];
+extern const char *const softrc_eng_req_state_names[SOFTRC_REQ_NR];
+extern const char *const softrc_eng_resp_state_names[SOFTRC_RESP_NR];
 
 /**
- * struct softrc_req - requester and completer state
- * @state:	enum softrc_req_state
+ * struct softrc_eng_req - requester and completer state
+ * @state:	enum softrc_eng_req_state
  * @head:	oldest WQE not yet completed (free-running index)
  * @tail:	next WQE to post
  * @cur:	WQE the next packet comes from
@@ -658,7 +662,7 @@ extern const char *const softrc_resp_state_names[SOFTRC_RESP_NR];
  * @deadline:	armed deadline of each timer, 0 = disarmed
  * @drain:	SQ drain (SQD): finish the WQEs already started, start none
  */
-struct softrc_req {
+struct softrc_eng_req {
 	u8 state;
 	u32 head;
 	u32 tail;
@@ -685,8 +689,8 @@ struct softrc_req {
 };
 
 /**
- * struct softrc_resp - responder state
- * @state:	enum softrc_resp_state
+ * struct softrc_eng_resp - responder state
+ * @state:	enum softrc_eng_resp_state
  * @epsn:	next expected request PSN
  * @msn:	messages completed (C9-147/148), sent in every AETH
  * @nak_sent:	a sequence-error (or RNR) NAK was sent for @epsn
@@ -716,7 +720,7 @@ struct softrc_req {
  *		requests are dropped meanwhile, and the QP enters ERROR
  *		once it is sent
  */
-struct softrc_resp {
+struct softrc_eng_resp {
 	u8 state;
 	u32 epsn;
 	u32 msn;
@@ -741,31 +745,31 @@ struct softrc_resp {
 };
 
 /**
- * struct softrc_core_qp - the engine's view of one RC QP (embedded in
+ * struct softrc_eng_qp - the engine's view of one RC QP (embedded in
  * the glue's QP object)
  *
- * @cnt stays the last member: softrc_core_qp_init() clears everything
+ * @cnt stays the last member: softrc_eng_init() clears everything
  * before it and leaves the counters alone, so they count for the life of
  * the object (its owner zeroes it once) across resets, and a reader
  * without the QP lock never sees them drop to zero.
  */
-struct softrc_core_qp {
-	const struct softrc_core_ops *ops;
+struct softrc_eng_qp {
+	const struct softrc_eng_ops *ops;
 	void *ctx;
-	struct softrc_core_attr attr;
-	struct softrc_core_storage st;
+	struct softrc_eng_attr attr;
+	struct softrc_eng_storage st;
 	u8 state;
-	struct softrc_req req;
-	struct softrc_resp resp;
-	struct softrc_core_counters cnt;
+	struct softrc_eng_req req;
+	struct softrc_eng_resp resp;
+	struct softrc_eng_counters cnt;
 };
 
 /**
  * struct softrc_engine_snapshot - one engine's state, for observers
- * (debugfs, restrack, the QP summary): softrc_core_snapshot() fills it
+ * (debugfs, restrack, the QP summary): softrc_eng_snapshot() fills it
  * under the caller's QP lock, and the caller prints it after dropping
  * the lock. Pointers in it are shown, never followed.
- * @state:	enum softrc_qp_state
+ * @state:	enum softrc_eng_state
  * @attr:	the attributes the engine runs with
  * @sq_depth:	send ring entries
  * @rq_depth:	receive ring entries
@@ -778,18 +782,18 @@ struct softrc_core_qp {
  */
 struct softrc_engine_snapshot {
 	u8 state;
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	u32 sq_depth;
 	u32 rq_depth;
 	u32 nres;
 	u32 res_cap;
-	struct softrc_req req;
-	struct softrc_resp resp;
-	struct softrc_core_counters cnt;
+	struct softrc_eng_req req;
+	struct softrc_eng_resp resp;
+	struct softrc_eng_counters cnt;
 };
 
-/* What softrc_core_modify() changes (struct softrc_core_modify.mask). */
-enum softrc_core_modify_mask {
+/* What softrc_eng_modify() changes (struct softrc_eng_modify.mask). */
+enum softrc_eng_modify_mask {
 	/* pmtu, qkey, dqpn, timeout, retry_cnt, rnr_retry, min_rnr_timer,
 	 * max_rd_atomic and remote_deny: read live by the engine
 	 */
@@ -802,93 +806,93 @@ enum softrc_core_modify_mask {
 	SOFTRC_MODIFY_RETRY_CNT		= BIT(3),
 	/* the RNR retries left start again at rnr_retry */
 	SOFTRC_MODIFY_RNR_RETRY		= BIT(4),
-	/* max_dest_rd_atomic (softrc_core_set_max_dest_rd_atomic()) */
+	/* max_dest_rd_atomic (softrc_eng_set_max_dest_rd_atomic()) */
 	SOFTRC_MODIFY_MAX_DEST_RD_ATOMIC = BIT(5),
 };
 
 /**
- * struct softrc_core_modify - a modify_qp for a running engine
+ * struct softrc_eng_modify - a modify_qp for a running engine
  * @attr:	new values; only the fields @mask names are read
  * @max_dest_rd_atomic: responder resources (SOFTRC_MODIFY_MAX_DEST_RD_ATOMIC)
  * @mask:	SOFTRC_MODIFY_*
  */
-struct softrc_core_modify {
-	struct softrc_core_attr attr;
+struct softrc_eng_modify {
+	struct softrc_eng_attr attr;
 	u32 max_dest_rd_atomic;
 	u32 mask;
 };
 
 /* engine.c */
-int softrc_core_qp_init(struct softrc_core_qp *qp,
-			const struct softrc_core_ops *ops, void *ctx,
-			const struct softrc_core_attr *attr,
-			const struct softrc_core_storage *st);
-int softrc_core_post_send(struct softrc_core_qp *qp,
-			  const struct softrc_send_wr *wr);
-int softrc_core_post_recv(struct softrc_core_qp *qp, u64 wr_id, u32 length);
-void softrc_core_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
-		    void *rx, u64 now);
-void softrc_core_rx_invalid(struct softrc_core_qp *qp,
-			    const struct softrc_pkt *pkt);
-void softrc_core_rx_flush(struct softrc_core_qp *qp);
-void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
-		       u64 now);
-void softrc_core_set_error(struct softrc_core_qp *qp);
-void softrc_core_release(struct softrc_core_qp *qp);
-bool softrc_core_idle(const struct softrc_core_qp *qp);
-void softrc_core_sq_drain(struct softrc_core_qp *qp, bool on);
-bool softrc_core_sq_drained(const struct softrc_core_qp *qp);
-bool softrc_core_tx_pending(const struct softrc_core_qp *qp);
-int softrc_core_set_max_dest_rd_atomic(struct softrc_core_qp *qp, u32 nres);
-int softrc_core_modify(struct softrc_core_qp *qp,
-		       const struct softrc_core_modify *mod);
-void softrc_core_snapshot(const struct softrc_core_qp *qp,
-			  struct softrc_engine_snapshot *snap,
-			  struct softrc_rd_res *res, u32 res_max);
+int softrc_eng_init(struct softrc_eng_qp *qp,
+		    const struct softrc_eng_ops *ops, void *ctx,
+			const struct softrc_eng_attr *attr,
+			const struct softrc_eng_storage *st);
+int softrc_eng_post_send(struct softrc_eng_qp *qp,
+			 const struct softrc_eng_send_wr *wr);
+int softrc_eng_post_recv(struct softrc_eng_qp *qp, u64 wr_id, u32 length);
+void softrc_eng_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
+		   void *rx, u64 now);
+void softrc_eng_rx_invalid(struct softrc_eng_qp *qp,
+			   const struct softrc_pkt *pkt);
+void softrc_eng_rx_flush(struct softrc_eng_qp *qp);
+void softrc_eng_timer(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
+		      u64 now);
+void softrc_eng_set_error(struct softrc_eng_qp *qp);
+void softrc_eng_release(struct softrc_eng_qp *qp);
+bool softrc_eng_idle(const struct softrc_eng_qp *qp);
+void softrc_eng_sq_drain(struct softrc_eng_qp *qp, bool on);
+bool softrc_eng_sq_drained(const struct softrc_eng_qp *qp);
+bool softrc_eng_tx_pending(const struct softrc_eng_qp *qp);
+int softrc_eng_set_max_dest_rd_atomic(struct softrc_eng_qp *qp, u32 nres);
+int softrc_eng_modify(struct softrc_eng_qp *qp,
+		      const struct softrc_eng_modify *mod);
+void softrc_eng_snapshot(const struct softrc_eng_qp *qp,
+			 struct softrc_engine_snapshot *snap,
+			  struct softrc_eng_rd_res *res, u32 res_max);
 
 /* req.c */
-u32 softrc_core_tx(struct softrc_core_qp *qp, u64 now, u32 budget);
+u32 softrc_eng_tx(struct softrc_eng_qp *qp, u64 now, u32 budget);
 
 /* resp.c */
-u32 softrc_core_tx_resp(struct softrc_core_qp *qp, u32 budget);
+u32 softrc_eng_tx_resp(struct softrc_eng_qp *qp, u32 budget);
 
 /*
  * Queries for the hot path (inline: no call per WR), under the QP lock
  * like every other call.
  */
 
-/* Has softrc_core_qp_init() run on @qp (a zeroed one: no)? */
-static inline bool softrc_core_started(const struct softrc_core_qp *qp)
+/* Has softrc_eng_init() run on @qp (a zeroed one: no)? */
+static inline bool softrc_eng_started(const struct softrc_eng_qp *qp)
 {
 	return !!qp->ops;
 }
 
 /* Send WQEs posted and not yet completed. */
-static inline u32 softrc_core_sq_used(const struct softrc_core_qp *qp)
+static inline u32 softrc_eng_sq_used(const struct softrc_eng_qp *qp)
 {
 	return qp->req.tail - qp->req.head;
 }
 
 /* Free-running index of the next send WQE posted (its slot: & depth-1). */
-static inline u32 softrc_core_sq_next(const struct softrc_core_qp *qp)
+static inline u32 softrc_eng_sq_next(const struct softrc_eng_qp *qp)
 {
 	return qp->req.tail;
 }
 
 /* Receive WQEs posted and not yet consumed. */
-static inline u32 softrc_core_rq_used(const struct softrc_core_qp *qp)
+static inline u32 softrc_eng_rq_used(const struct softrc_eng_qp *qp)
 {
 	return qp->resp.rq_tail - qp->resp.rq_head;
 }
 
 /* Free-running index of the next receive WQE posted. */
-static inline u32 softrc_core_rq_next(const struct softrc_core_qp *qp)
+static inline u32 softrc_eng_rq_next(const struct softrc_eng_qp *qp)
 {
 	return qp->resp.rq_tail;
 }
 
 /* The P_Key the QP sends and accepts. */
-static inline u16 softrc_core_pkey(const struct softrc_core_qp *qp)
+static inline u16 softrc_eng_pkey(const struct softrc_eng_qp *qp)
 {
 	return qp->attr.pkey;
 }
@@ -897,9 +901,9 @@ static inline u16 softrc_core_pkey(const struct softrc_core_qp *qp)
  * The counters as an array of SOFTRC_CORE_NR_COUNTERS u64 in
  * SOFTRC_CORE_COUNTERS order. A reader without the QP lock loads each
  * once (READ_ONCE): a value may be stale, never torn, and never drops
- * (softrc_core_qp_init() keeps them).
+ * (softrc_eng_init() keeps them).
  */
-static inline const u64 *softrc_core_counter_values(const struct softrc_core_qp *qp)
+static inline const u64 *softrc_eng_counter_values(const struct softrc_eng_qp *qp)
 {
 	return (const u64 *)&qp->cnt;
 }

@@ -32,55 +32,55 @@
 #define SOFTRC_READ_MAX_PSNS	(SOFTRC_PSN_WINDOW / 2)
 
 /* ud.c: the UD transport (one packet per message, no ACK) */
-u32 softrc_ud_tx(struct softrc_core_qp *qp, u32 budget);
-void softrc_ud_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
-		  void *rx);
+u32 softrc_eng_ud_tx(struct softrc_eng_qp *qp, u32 budget);
+void softrc_eng_ud_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
+		      void *rx);
 
 /* req.c */
-u64 softrc_ack_timeout_ns(u8 timeout);
-u64 softrc_rnr_timer_ns(u8 code);
-u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu);
+u64 softrc_eng_ack_timeout_ns(u8 timeout);
+u64 softrc_eng_rnr_timer_ns(u8 code);
+u32 softrc_eng_wqe_npkts(const struct softrc_eng_send_wr *wr, u32 pmtu);
 
 /* resp.c */
-void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
-		    void *rx);
-void softrc_resp_flush(struct softrc_core_qp *qp);
-void softrc_resp_invalid(struct softrc_core_qp *qp,
-			 const struct softrc_pkt *pkt);
-u8 softrc_credit_code(u32 wqes);
-u32 softrc_credit_value(u8 code);
-u32 softrc_read_npkts(u32 len, u32 pmtu);
+void softrc_eng_resp_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
+			void *rx);
+void softrc_eng_resp_flush(struct softrc_eng_qp *qp);
+void softrc_eng_resp_invalid(struct softrc_eng_qp *qp,
+			     const struct softrc_pkt *pkt);
+u8 softrc_eng_credit_code(u32 wqes);
+u32 softrc_eng_credit_value(u8 code);
+u32 softrc_eng_read_npkts(u32 len, u32 pmtu);
 
 /* comp.c */
-void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
-		    void *rx, u64 now);
+void softrc_eng_comp_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
+			void *rx, u64 now);
 
 /* internal, shared by the stage files */
-void softrc_qp_enter_error(struct softrc_core_qp *qp);
-void softrc_resp_res_release_all(struct softrc_core_qp *qp);
-void softrc_resp_release_pins(struct softrc_core_qp *qp);
-void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
-			 u64 deadline);
-void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn);
-void softrc_req_progress(struct softrc_core_qp *qp, u64 now);
-void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now,
-			   enum softrc_retry_reason why);
-void softrc_req_retransmit(struct softrc_core_qp *qp, u32 psn,
-			   enum softrc_retry_reason why);
-u64 softrc_req_deadline(const struct softrc_core_qp *qp, u64 now, u64 dur);
-void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status);
-void softrc_comp_retire(struct softrc_core_qp *qp);
-void softrc_comp_send_cqe(struct softrc_core_qp *qp,
-			  const struct softrc_send_wqe *w, u32 slot, u8 status);
-u8 softrc_wc_opcode_of(u8 wr_opcode);
+void softrc_eng_enter_error(struct softrc_eng_qp *qp);
+void softrc_eng_resp_res_release_all(struct softrc_eng_qp *qp);
+void softrc_eng_resp_release_pins(struct softrc_eng_qp *qp);
+void softrc_eng_timer_set(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
+			  u64 deadline);
+void softrc_eng_req_go_back(struct softrc_eng_qp *qp, u32 psn);
+void softrc_eng_req_progress(struct softrc_eng_qp *qp, u64 now);
+void softrc_eng_req_retry_from(struct softrc_eng_qp *qp, u32 psn, u64 now,
+			       enum softrc_eng_retry_reason why);
+void softrc_eng_req_retransmit(struct softrc_eng_qp *qp, u32 psn,
+			       enum softrc_eng_retry_reason why);
+u64 softrc_eng_req_deadline(const struct softrc_eng_qp *qp, u64 now, u64 dur);
+void softrc_eng_comp_fail_at(struct softrc_eng_qp *qp, u32 psn, u8 status);
+void softrc_eng_comp_retire(struct softrc_eng_qp *qp);
+void softrc_eng_comp_send_cqe(struct softrc_eng_qp *qp,
+			      const struct softrc_eng_send_wqe *w, u32 slot, u8 status);
+u8 softrc_eng_wc_opcode_of(u8 wr_opcode);
 
-static inline struct softrc_send_wqe *softrc_sq_wqe(struct softrc_core_qp *qp,
-						    u32 idx)
+static inline struct softrc_eng_send_wqe *softrc_sq_wqe(struct softrc_eng_qp *qp,
+							u32 idx)
 {
 	return &qp->st.sq[idx & (qp->st.sq_depth - 1)];
 }
 
-static inline u32 softrc_sq_slot(const struct softrc_core_qp *qp, u32 idx)
+static inline u32 softrc_sq_slot(const struct softrc_eng_qp *qp, u32 idx)
 {
 	return idx & (qp->st.sq_depth - 1);
 }
@@ -133,7 +133,7 @@ static inline bool softrc_wr_consumes_recv(u8 opcode)
 	       opcode == SOFTRC_WR_RDMA_WRITE_WITH_IMM;
 }
 
-static inline u32 softrc_wqe_last_psn(const struct softrc_send_wqe *w)
+static inline u32 softrc_wqe_last_psn(const struct softrc_eng_send_wqe *w)
 {
 	return softrc_psn_add(w->first_psn, w->npkts - 1);
 }
