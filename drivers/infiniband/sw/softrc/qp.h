@@ -31,6 +31,7 @@
 
 #include "softrc.h"
 #include "mr.h"
+#include "mw.h"
 #include "core/qp.h"
 
 struct softrc_queue;
