@@ -12,12 +12,9 @@
  * softrc_key_alloc() runs from the MR and MW verbs (process context, may
  * sleep).
  *
- * Locks, always taken in this order:
- *   softrc_link_mutex  serializes device creation, so two `rdma link add`
- *                      on one netdev cannot both pass the duplicate check
- *   RTNL               orders list insertion against netdev unregister
- *   softrc_dev_list_lock  protects softrc_dev_list and each port_state
- * Nothing calls into ib_core registration with softrc_dev_list_lock held.
+ * Locks: softrc_link_mutex (device creation), RTNL and
+ * softrc_dev_list_lock (softrc_dev_list, each port_state); their order:
+ * Documentation/softrc.rst, "Locking".
  *
  * A device enters the list only once it is registered, and leaves it in
  * dealloc_driver, just before the RDMA core frees it.

@@ -10,7 +10,8 @@
  * context (softirq included; BIND_MW and invalidation under the QP lock)
  * and never sleeps. Touches the MW, its entry in the device's key xarray,
  * and of its MR the reference and the bind count (mr->num_mw, under
- * mr->bind_lock). Lock order: mw->lock, then mr->bind_lock.
+ * mr->bind_lock). Locks: mw->lock and mr->bind_lock; their order:
+ * Documentation/softrc.rst, "Locking".
  *
  * Memory windows share the key xarray with MRs (their rkey's index bits
  * 31..8 come from it). A bound MW holds a reference on its MR and counts
