@@ -9,7 +9,7 @@
  * sleeps. The receive context @rx is a struct softrc_rx (net.c) naming
  * the sk_buff being processed.
  *
- * Touches: MRs and MWs through mr.h (R_Key checks that return pins,
+ * Touches: MRs and MWs (mr.h, mw.h, mem.h: R_Key checks that return pins,
  * accesses through the pins the engine or the shadows hold, invalidate,
  * bind; memory references dropped before returning), the QP's
  * send/receive shadows,
@@ -26,6 +26,8 @@
 #include "qp.h"
 #include "net.h"
 #include "mr.h"
+#include "mw.h"
+#include "mem.h"
 #include "core/engine.h"
 #include "trace.h"
 

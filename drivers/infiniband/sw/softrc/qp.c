@@ -30,6 +30,7 @@
 #include "net.h"
 #include "queue.h"
 #include "mr.h"
+#include "device.h"
 #include "cq.h"
 #include "srq.h"
 #include "ah.h"

@@ -12,7 +12,8 @@
  * is held around every call into the engine, and the engine's callbacks
  * (glue.c) assert it. Completions are queued under qp->lock and handed to
  * the CQs after it is dropped (softrc_qp_drain_comps()), so a CQ event
- * handler may post to this QP again.
+ * handler may post to this QP again. Lock order: Documentation/softrc.rst,
+ * "Locking".
  *
  * Lifetime: a QP is published in the device's QPN xarray only once fully
  * built; the receive path finds it under RCU and takes qp->ref. Destroy
@@ -31,6 +32,7 @@
 
 #include "softrc.h"
 #include "mr.h"
+#include "mw.h"
 #include "core/engine.h"
 
 struct softrc_queue;

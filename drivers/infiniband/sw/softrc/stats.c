@@ -27,13 +27,13 @@
  *
  * Context: process context only: the RDMA core's sysfs and netlink
  * readers, its counter ops (serialised per counter by counter->lock, not
- * across counters), QP create and destroy. dp->stats.lock, a mutex taken
- * inside the core's locks and around no other, serialises the
- * bookkeeping: the live QP list, the bindings, the sums. The engine
- * counters themselves are read without the QP lock, while the receive
- * path updates them under it in softirq: a value may be a few packets
- * stale, never torn (one 64-bit load each); a reset keeps them (see
- * softrc_eng_init()), so a QP's counts never go backwards.
+ * across counters), QP create and destroy. dp->stats.lock, a mutex (its
+ * place in the lock order: Documentation/softrc.rst, "Locking"),
+ * serialises the bookkeeping: the live QP list, the bindings, the sums.
+ * The engine counters themselves are read without the QP lock, while the
+ * receive path updates them under it in softirq: a value may be a few
+ * packets stale, never torn (one 64-bit load each); a reset keeps them
+ * (see softrc_eng_init()), so a QP's counts never go backwards.
  */
 #include <rdma/rdma_counter.h>
 
