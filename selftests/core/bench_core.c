@@ -12,7 +12,7 @@
  * --callgrind: one short run of the wire loop (no payload copy, no CRC),
  * for valgrind --tool=callgrind: `make bench` collects once inside
  * bench_loop() (engine + build_hdrs + parse) and once inside the engine
- * entry points only (softrc_core_*), and divides by the packet count.
+ * entry points only (core/engine.h), and divides by the packet count.
  *
  * Context: host user space only.
  */

@@ -363,7 +363,7 @@ TEST(resp_read_psn_span_bounded)
 }
 
 /*
- * The requester's side of the same rule (core/qp.c): at post time a
+ * The requester's side of the same rule (core/engine.c): at post time a
  * message is at most 2^31 bytes and a READ at most SOFTRC_READ_MAX_PSNS
  * response packets at the QP's PMTU.
  */
