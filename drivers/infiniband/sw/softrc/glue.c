@@ -24,6 +24,9 @@
 #include <net/ip.h>
 
 #include "qp.h"
+#include "post.h"
+#include "wr.h"
+#include "deliver.h"
 #include "net.h"
 #include "mr.h"
 #include "mw.h"

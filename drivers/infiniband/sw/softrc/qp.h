@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Queue pairs (RC, UD and the GSI QP): the verbs object around the
- * protocol engine.
+ * Queue pairs (RC, UC, UD and the GSI QP): the verbs object around the
+ * protocol engine, and the declarations of qp.c (the object, its state
+ * and attributes). The posting paths are post.c/post.h and wr.c/wr.h,
+ * completion delivery deliver.c/deliver.h.
  *
  * Context: the verbs (create/modify/query/destroy, post_send/post_recv)
  * run in process context; the same QP is driven from softirq by the
@@ -11,8 +13,8 @@
  * state, the shadow rings and the pending-completion producer index; it
  * is held around every call into the engine, and the engine's callbacks
  * (glue.c) assert it. Completions are queued under qp->lock and handed to
- * the CQs after it is dropped (softrc_qp_drain_comps()), so a CQ event
- * handler may post to this QP again. Lock order: Documentation/softrc.rst,
+ * the CQs after it is dropped (deliver.c), so a CQ event handler may post
+ * to this QP again. Lock order: Documentation/softrc.rst,
  * "Locking".
  *
  * Lifetime: a QP is published in the device's QPN xarray only once fully
@@ -342,7 +344,7 @@ static inline struct softrc_mr **softrc_qp_rq_pins(struct softrc_qp *qp,
 /* Packets one engine call may send before the rest goes to the tasklet. */
 #define SOFTRC_TX_BUDGET	64
 
-/* qp.c: verbs */
+/* ib_device_ops */
 int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		     struct ib_udata *udata);
 int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -350,22 +352,11 @@ int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_qp_init_attr *init);
 int softrc_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-int softrc_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		     const struct ib_send_wr **bad_wr);
-int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		     const struct ib_recv_wr **bad_wr);
 
-/* qp.c: used by the receive path, timers and glue */
+/* the QPN table, for the receive path */
 struct softrc_qp *softrc_qp_get(struct softrc_dev *sdev, u32 qpn);
 void softrc_qp_put(struct softrc_qp *qp);
 bool softrc_qp_rx_ok(const struct softrc_qp *qp);
-void softrc_qp_rq_refill(struct softrc_qp *qp);
-void softrc_qp_run_tx(struct softrc_qp *qp);
-void softrc_qp_drain_comps(struct softrc_qp *qp);
-void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc);
-void softrc_qp_flush_user_rq(struct softrc_qp *qp);
-void softrc_qp_sq_unpin(struct softrc_qp *qp, u32 slot);
-void softrc_qp_rq_unpin(struct softrc_qp *qp, u32 slot);
 
 /* glue.c: the engine callbacks */
 extern const struct softrc_eng_ops softrc_glue_ops;
@@ -377,5 +368,12 @@ void softrc_timers_arm(struct softrc_qp *qp, enum softrc_eng_timer_id id,
 void softrc_timers_stop(struct softrc_qp *qp);
 u64 softrc_now(void);
 u32 softrc_now_slack(void);
+
+/*
+ * The receive and transmit paths (net.c) still reach the posting paths'
+ * and completion delivery's functions through this header.
+ */
+#include "post.h"
+#include "deliver.h"
 
 #endif /* SOFTRC_QP_H */

@@ -24,6 +24,8 @@
 #include <linux/ktime.h>
 
 #include "qp.h"
+#include "post.h"
+#include "deliver.h"
 #include "trace.h"
 
 /*

@@ -18,6 +18,7 @@
 #include "softrc.h"
 #include "net.h"
 #include "qp.h"
+#include "post.h"
 #include "ah.h"
 #include "cq.h"
 #include "mr.h"
