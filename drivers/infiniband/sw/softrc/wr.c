@@ -230,6 +230,20 @@ out:
 	return err;
 }
 
+/* A send WR's SGE total into s->wr.length; -EINVAL: too many, too long. */
+static int softrc_swr_sge_length(struct softrc_qp *qp, struct softrc_swr *s)
+{
+	s64 len;
+
+	if (s->num_sge > qp->max_sge)
+		return -EINVAL;
+	len = softrc_sge_total(s->sge, s->num_sge);
+	if (len < 0)
+		return -EINVAL;
+	s->wr.length = len;
+	return 0;
+}
+
 /*
  * Check a send WR against the QP's limits and the memory it names, and
  * pin its SGEs' MRs into @pins. Return: 0, or the completion status of a
@@ -265,14 +279,8 @@ u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s,
 			return IB_WC_LOC_QP_OP_ERR;
 		if (s->flags & IB_SEND_INLINE)
 			return IB_WC_LOC_QP_OP_ERR;
-		if (s->sge) {
-			if (s->num_sge > qp->max_sge)
-				return IB_WC_LOC_LEN_ERR;
-			len = softrc_sge_total(s->sge, s->num_sge);
-			if (len < 0)
-				return IB_WC_LOC_LEN_ERR;
-			s->wr.length = len;
-		}
+		if (s->sge && softrc_swr_sge_length(qp, s))
+			return IB_WC_LOC_LEN_ERR;
 		s->sge = NULL;
 		s->num_sge = 0;
 		return 0;
@@ -290,12 +298,9 @@ u8 softrc_swr_check(struct softrc_qp *qp, struct softrc_swr *s,
 			return IB_WC_LOC_LEN_ERR;
 		return 0;
 	}
-	if (s->num_sge > qp->max_sge)
+	if (softrc_swr_sge_length(qp, s))
 		return IB_WC_LOC_LEN_ERR;
-	len = softrc_sge_total(s->sge, s->num_sge);
-	if (len < 0)
-		return IB_WC_LOC_LEN_ERR;
-	s->wr.length = len;
+	len = s->wr.length;
 	if (op == IB_WR_ATOMIC_CMP_AND_SWP || op == IB_WR_ATOMIC_FETCH_AND_ADD) {
 		if (len != 8 || s->num_sge != 1 || (s->wr.remote_addr & 7))
 			return IB_WC_LOC_LEN_ERR;
