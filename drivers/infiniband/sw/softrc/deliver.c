@@ -43,7 +43,10 @@ void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc)
 	smp_store_release(&qp->pwc_prod, prod + 1);
 }
 
-/* Hand one completion to its CQ. Return: 0, or -ENOSPC if the CQ lost it. */
+/*
+ * Hand one completion to its CQ, with qp->comp_lock held (the one
+ * drainer). Return: 0, or -ENOSPC if the CQ lost it.
+ */
 static int softrc_qp_post_one(struct softrc_qp *qp,
 			      const struct softrc_pwc *e)
 {
@@ -58,6 +61,7 @@ static int softrc_qp_post_one(struct softrc_qp *qp,
 		.port_num = 1,
 	};
 
+	lockdep_assert_held(&qp->comp_lock);
 	if (e->flags & SOFTRC_PWC_GRH) {
 		/* what ib_init_ah_attr_from_wc() needs to answer (ib_cm) */
 		wc.wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;

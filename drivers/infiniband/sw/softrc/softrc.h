@@ -5,6 +5,9 @@
  * The central header of the kernel module: the device object, its
  * limits, and the functions one file offers the others. The protocol
  * engine lives in core/ and knows nothing of these types.
+ *
+ * Locks (order, context, what each protects, where it is asserted):
+ * Documentation/softrc.rst, "Locking".
  */
 #ifndef SOFTRC_H
 #define SOFTRC_H
