@@ -405,7 +405,7 @@ int softrc_swr_kernel_inline(struct softrc_qp *qp, struct softrc_swr *s,
 	return 0;
 }
 
-/* Convert a copied user send WQE; false if its shape is impossible. */
+/* Convert a copied user send WQE (softrc_swr_check() refuses a bad shape). */
 void softrc_swr_from_user(struct softrc_qp *qp, struct softrc_swr *s,
 			  const struct rxe_send_wqe *u)
 {
