@@ -24,7 +24,7 @@
 #include <net/addrconf.h>
 
 #include "softrc.h"
-#include "net.h"
+#include "sock.h"
 #include "dump.h"
 
 static DEFINE_MUTEX(softrc_link_mutex);

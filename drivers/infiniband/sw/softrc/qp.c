@@ -27,7 +27,10 @@
 
 #include "compat.h"
 #include "qp.h"
-#include "net.h"
+#include "tx.h"
+#include "copy.h"
+#include "glue.h"
+#include "mcast.h"
 #include "queue.h"
 #include "mr.h"
 #include "cq.h"
