@@ -14,8 +14,8 @@
  *
  * Touches: the UDP tunnel sockets (udp_tunnel), the namespace's device
  * list (RCU readers, writers under softrc_net_mutex), the device's
- * struct softrc_dp; hands received packets to rx.c's encap_rcv and self
- * tasklet, whose owner it is not.
+ * struct softrc_dp. The sockets' encap_rcv and the self queue's tasklet
+ * are rx.c's.
  */
 #include <linux/if_macvlan.h>
 #include <linux/if_vlan.h>

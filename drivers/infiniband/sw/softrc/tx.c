@@ -64,7 +64,7 @@ static bool softrc_to_self(const struct softrc_path *p)
 /*
  * @skb of @from, IP header at skb->data, to the receive path of @to (the
  * same device, or another of this namespace). Caller in RCU, which keeps
- * @to's data path alive (softrc_net_dev_del waits for it).
+ * @to's data path alive (softrc_net_dev_del, sock.c, waits for it).
  */
 static void softrc_self_xmit(struct softrc_dev *from, struct softrc_dev *to,
 			     struct sk_buff *skb)
@@ -388,7 +388,7 @@ static struct sk_buff *softrc_skb_build(struct softrc_qp *qp,
 /*
  * Did routing send packets on @p to a local address (through `lo`)? Then
  * they go straight to the softrc device of this namespace that owns it,
- * which drops whatever does arrive over `lo` (softrc_rx_loopback).
+ * which drops whatever does arrive over `lo` (softrc_rx_loopback, rx.c).
  */
 static bool softrc_route_local(const struct softrc_path *p,
 			       struct dst_entry *dst)
@@ -558,9 +558,10 @@ static void softrc_batch_add(struct softrc_qp *qp, struct sk_buff *skb,
 /*
  * Build and send one packet of @qp (engine xmit callback). The tunnel
  * socket is read once: a namespace going away clears snet->sock4/6
- * (softrc_net_close), and the batch keeps the socket it was opened with;
- * BH is off under the QP lock, an RCU read section that keeps the socket
- * allocated until the batch is flushed, before the lock is dropped.
+ * (softrc_net_close, sock.c), and the batch keeps the socket it was
+ * opened with; BH is off under the QP lock, an RCU read section that
+ * keeps the socket allocated until the batch is flushed, before the lock
+ * is dropped.
  * Return: 0 (sent, or dropped for want of a route or memory: a
  * retransmission covers it), or -EFAULT: the payload's memory is gone,
  * nothing was sent.
