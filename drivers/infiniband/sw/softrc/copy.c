@@ -31,6 +31,7 @@
 #include <linux/string.h>
 
 #include "compat.h"
+#include "softrc.h"
 #include "copy.h"
 
 static int softrc_impl_set(const char *val, const struct kernel_param *kp)

@@ -41,6 +41,7 @@
 #include <net/ipv6.h>
 
 #include "compat.h"
+#include "softrc.h"
 #include "icrc_skb.h"
 #include "copy.h"
 #include "core/icrc.h"
