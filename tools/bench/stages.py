@@ -51,7 +51,7 @@ ANCHORS = [
     ("RX: IP/UDP stack", ("net_rx_action", "__netif_receive_skb*", "process_backlog",
                           "ip_rcv*", "ip_list_rcv", "udp_rcv", "__udp4_lib_rcv")),
     ("TX: SQ pull, WQE checks", ("softrc_qp_pull_usq", "req_next_wqe")),
-    ("TX: requester engine", ("softrc_core_tx", "softrc_qp_run_tx", "softrc_post_send",
+    ("TX: requester engine", ("softrc_eng_tx", "softrc_qp_run_tx", "softrc_post_send",
                               "rxe_requester", "rxe_post_send", "rxe_do_task")),
     ("syscall, uverbs", ("ib_uverbs_*", "do_syscall_64", "entry_SYSCALL*", "syscall_*")),
     ("user space (perftest, librxe)", ("@user",)),

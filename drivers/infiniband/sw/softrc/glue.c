@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The engine's callbacks (struct softrc_core_ops): packets out, memory
+ * The engine's callbacks (struct softrc_eng_ops): packets out, memory
  * checks and payload placement, atomics, invalidation, completions,
  * timers and the ERROR transition.
  *
@@ -10,7 +10,7 @@
  * packet being processed; ops->complete, which the engine does not hand
  * it, finds it with softrc_rx_current().
  *
- * Touches: MRs and MWs through mr.h (R_Key checks that return pins,
+ * Touches: MRs and MWs (mr.h, mw.h, mem.h: R_Key checks that return pins,
  * accesses through the pins the engine or the shadows hold, invalidate,
  * bind; memory references dropped before returning), the QP's
  * send/receive shadows,
@@ -29,6 +29,9 @@
 #include "tx.h"
 #include "copy.h"
 #include "mr.h"
+#include "mw.h"
+#include "mem.h"
+#include "core/engine.h"
 #include "trace.h"
 
 static struct softrc_qp *softrc_glue_qp(void *ctx)
@@ -181,7 +184,7 @@ static int softrc_glue_sge_io(struct softrc_qp *qp, const struct ib_sge *sge,
  * Fill @dst with the payload the engine names (TX). -EFAULT: its memory
  * went away since the check (the engine fails the message).
  */
-int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
+int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_eng_buf *pl, u8 *dst)
 {
 	struct softrc_sq_shadow *sh;
 	struct softrc_mr *mr;
@@ -214,7 +217,7 @@ int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
 }
 
 /* May @pl go out as MR page fragments? (user memory, not inline) */
-bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_buf *pl)
+bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_eng_buf *pl)
 {
 	if (pl->kind == SOFTRC_BUF_MR)
 		return qp->is_user;
@@ -224,8 +227,8 @@ bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_buf *pl)
 
 /*
  * Attach @len bytes at @va of @mr (entered: a memory reference held) as
- * fragments. Only a user MR's pinned pages: never a DMA
- * or fast-register MR's kernel addresses. The pages are shared with user
+ * fragments. Only a user MR's pinned pages: never a DMA or
+ * fast-register MR's kernel addresses. The pages are shared with user
  * space, which may write them at any time (SKBFL_SHARED_FRAG warns
  * in-place writers further down).
  */
@@ -262,11 +265,11 @@ static int softrc_glue_frag_range(struct softrc_mr *mr, u64 va, u32 len,
 /*
  * TX without a copy: attach the payload @pl names as page fragments of
  * its MRs (through the pins the check or the post took); the ICRC is
- * computed over the finished skb (icrc_skb.c). -E2BIG if it needs more fragments than an skb has
- * or is not user memory (the caller copies instead); -EFAULT if the
- * memory went away.
+ * computed over the finished skb (icrc_skb.c). -E2BIG if it needs more
+ * fragments than an skb has or is not user memory (the caller copies
+ * instead); -EFAULT if the memory went away.
  */
-int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
+int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_eng_buf *pl,
 		      struct sk_buff *skb)
 {
 	struct softrc_sge_cursor c;
@@ -301,7 +304,7 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 /* ---- the callbacks ------------------------------------------------- */
 
 static int softrc_glue_xmit(void *ctx, const struct softrc_pkt *pkt,
-			    const struct softrc_buf *payload)
+			    const struct softrc_eng_buf *payload)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 
@@ -345,7 +348,7 @@ static void softrc_glue_key_put(void *ctx, void *pin)
  * is computed afresh: the consumer verifies it to tell IPv4 from IPv6,
  * and a packet of the self path never had one.
  */
-static int softrc_glue_place_grh(void *ctx, const struct softrc_buf *dst,
+static int softrc_glue_place_grh(void *ctx, const struct softrc_eng_buf *dst,
 				 void *rx)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
@@ -371,7 +374,7 @@ static int softrc_glue_place_grh(void *ctx, const struct softrc_buf *dst,
 	return SOFTRC_E_MEM;
 }
 
-static int softrc_glue_place(void *ctx, const struct softrc_buf *dst,
+static int softrc_glue_place(void *ctx, const struct softrc_eng_buf *dst,
 			     void *rx, u32 pkt_off)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
@@ -565,7 +568,7 @@ static u8 softrc_glue_wc_opcode(u8 opcode)
  * SE bit, IP family and VLAN from it; the engine completes receive WQEs
  * with success, or with a GRH, only while processing a packet.
  */
-static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
+static void softrc_glue_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 	const struct softrc_rx *rx = softrc_rx_current(qp);
@@ -623,7 +626,7 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 	softrc_qp_push_wc(qp, &e);
 }
 
-static void softrc_glue_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
+static void softrc_glue_timer(void *ctx, enum softrc_eng_timer_id id, u64 deadline)
 {
 	softrc_timers_arm(softrc_glue_qp(ctx), id, deadline);
 }
@@ -650,7 +653,7 @@ static void softrc_glue_qp_error(void *ctx)
 }
 
 static void softrc_glue_retransmit(void *ctx, u32 psn,
-				   enum softrc_retry_reason why)
+				   enum softrc_eng_retry_reason why)
 {
 	trace_softrc_retransmit(softrc_glue_qp(ctx), psn, why);
 }
@@ -660,12 +663,12 @@ static void softrc_glue_rnr_wait(void *ctx, u32 psn, u64 wait_ns)
 	trace_softrc_rnr_wait(softrc_glue_qp(ctx), psn, wait_ns);
 }
 
-static void softrc_glue_timer_expired(void *ctx, enum softrc_timer_id id)
+static void softrc_glue_timer_expired(void *ctx, enum softrc_eng_timer_id id)
 {
 	trace_softrc_timer_expire(softrc_glue_qp(ctx), id);
 }
 
-const struct softrc_core_ops softrc_glue_ops = {
+const struct softrc_eng_ops softrc_glue_ops = {
 	.xmit = softrc_glue_xmit,
 	.mr_check = softrc_glue_mr_check,
 	.key_put = softrc_glue_key_put,

@@ -44,8 +44,7 @@
 #include "softrc.h"
 #include "icrc_skb.h"
 #include "copy.h"
-#include "core/icrc.h"
-#include "core/pkt.h"
+#include "core/engine.h"
 
 /* set at load only (0444), then what softrc_icrc_init() chose */
 static struct softrc_impl softrc_crc_impl = {

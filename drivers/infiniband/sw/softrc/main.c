@@ -18,6 +18,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "softrc.h"
+#include "device.h"
 #include "sock.h"
 #include "dump.h"
 

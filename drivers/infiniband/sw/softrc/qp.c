@@ -33,6 +33,7 @@
 #include "mcast.h"
 #include "queue.h"
 #include "mr.h"
+#include "device.h"
 #include "cq.h"
 #include "srq.h"
 #include "ah.h"
@@ -192,7 +193,7 @@ static void softrc_qp_cq_fatal(struct softrc_qp *qp)
 	if (report && qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
 		ibdev_dbg(qp->ibqp.device, "qp %u: completion lost to a CQ overrun: error\n",
 			  qp->ibqp.qp_num);
-		softrc_core_set_error(&qp->core);
+		softrc_eng_set_error(&qp->core);
 		softrc_qp_run_tx(qp);
 	}
 	spin_unlock_bh(&qp->lock);
@@ -375,8 +376,8 @@ static void softrc_qp_unpin_all(struct softrc_qp *qp)
 	u32 i;
 
 	lockdep_assert_held(&qp->lock);
-	if (qp->core.ops)
-		softrc_core_release(&qp->core);
+	if (softrc_eng_started(&qp->core))
+		softrc_eng_release(&qp->core);
 	for (i = 0; i < qp->sq_depth; i++)
 		softrc_qp_sq_unpin(qp, i);
 	for (i = 0; i < qp->rq_depth; i++)
@@ -429,14 +430,14 @@ static int softrc_qp_post_rwqe(struct softrc_qp *qp, u32 slot, bool bad)
 		clear_bit(slot, qp->rq_bad);
 	}
 	r->length = len;
-	ret = softrc_core_post_recv(&qp->core, r->wr_id, r->length);
+	ret = softrc_eng_post_recv(&qp->core, r->wr_id, r->length);
 	WARN_ON_ONCE(ret >= 0 && ret != slot);
 	return ret;
 }
 
 static u32 softrc_qp_rq_next_slot(struct softrc_qp *qp)
 {
-	return qp->core.resp.rq_tail & (qp->rq_depth - 1);
+	return softrc_eng_rq_next(&qp->core) & (qp->rq_depth - 1);
 }
 
 /*
@@ -475,7 +476,7 @@ void softrc_qp_rq_refill(struct softrc_qp *qp)
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
-	if (qp->core.resp.rq_tail != qp->core.resp.rq_head ||
+	if (softrc_eng_rq_used(&qp->core) ||
 	    (!qp->srq && !qp->urq))
 		return;
 	slot = softrc_qp_rq_next_slot(qp);
@@ -544,8 +545,7 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			softrc_qp_push_recv_err(qp, wr->wr_id, IB_WC_WR_FLUSH_ERR);
 			continue;
 		}
-		if (qp->core.resp.rq_tail - qp->core.resp.rq_head >=
-		    qp->max_recv_wr) {
+		if (softrc_eng_rq_used(&qp->core) >= qp->max_recv_wr) {
 			err = -ENOMEM;
 			break;
 		}
@@ -582,7 +582,7 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  * @ah_num:	UD: its number (user WQE; found and checked at post)
  */
 struct softrc_swr {
-	struct softrc_send_wr wr;
+	struct softrc_eng_send_wr wr;
 	struct softrc_ah *ah;
 	u32 ah_num;
 	const struct ib_sge *sge;
@@ -680,8 +680,8 @@ static bool softrc_wr_is_inline_op(u32 opcode)
  */
 static int softrc_swr_ud_dest(struct softrc_qp *qp, struct softrc_swr *s)
 {
-	struct softrc_core_qp *c = &qp->core;
-	struct softrc_path *p = &qp->sqs[c->req.tail & (qp->sq_depth - 1)].local.ud;
+	u32 slot = softrc_eng_sq_next(&qp->core) & (qp->sq_depth - 1);
+	struct softrc_path *p = &qp->sqs[slot].local.ud;
 	struct softrc_dev *sdev = qp->sdev;
 	const struct softrc_av *av;
 	struct softrc_ah *ah;
@@ -813,7 +813,7 @@ static bool softrc_swr_signaled(struct softrc_qp *qp, const struct softrc_swr *s
 static void softrc_qp_fail_wr(struct softrc_qp *qp, const struct softrc_swr *s,
 			      u8 status)
 {
-	softrc_core_set_error(&qp->core);
+	softrc_eng_set_error(&qp->core);
 	softrc_qp_push_send_err(qp, s->wr.wr_id, softrc_wc_opcode(s->opcode),
 				status);
 }
@@ -828,9 +828,9 @@ static void softrc_qp_fail_wr(struct softrc_qp *qp, const struct softrc_swr *s,
 static int softrc_qp_post_refused(struct softrc_qp *qp, struct softrc_swr *s,
 				  u8 status)
 {
-	struct softrc_core_qp *c = &qp->core;
-	struct softrc_sq_shadow *sh = &qp->sqs[c->req.tail & (qp->sq_depth - 1)];
-	struct softrc_send_wr wr = {
+	u32 slot = softrc_eng_sq_next(&qp->core) & (qp->sq_depth - 1);
+	struct softrc_sq_shadow *sh = &qp->sqs[slot];
+	struct softrc_eng_send_wr wr = {
 		.wr_id = s->wr.wr_id,
 		.opcode = SOFTRC_WR_REFUSED,
 		.send_flags = SOFTRC_SEND_SIGNALED,
@@ -843,7 +843,7 @@ static int softrc_qp_post_refused(struct softrc_qp *qp, struct softrc_swr *s,
 	sh->length = 0;
 	sh->local.refused.status = status;
 	sh->local.refused.wc_opcode = softrc_wc_opcode(s->opcode);
-	ret = softrc_core_post_send(c, &wr);
+	ret = softrc_eng_post_send(&qp->core, &wr);
 	if (ret == SOFTRC_E_FULL)
 		return -ENOMEM;
 	if (ret < 0)
@@ -859,13 +859,12 @@ static int softrc_qp_post_refused(struct softrc_qp *qp, struct softrc_swr *s,
  */
 static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 {
-	struct softrc_core_qp *c = &qp->core;
-	u32 slot = c->req.tail & (qp->sq_depth - 1);
+	u32 slot = softrc_eng_sq_next(&qp->core) & (qp->sq_depth - 1);
 	struct softrc_sq_shadow *sh = &qp->sqs[slot];
 	u8 status;
 	int ret;
 
-	if (c->req.tail - c->req.head >= qp->max_send_wr)
+	if (softrc_eng_sq_used(&qp->core) >= qp->max_send_wr)
 		return -ENOMEM;
 	softrc_qp_sq_unpin(qp, slot);	/* an unsignaled WQE's, at reuse */
 	status = softrc_swr_check(qp, s, softrc_qp_sq_pins(qp, slot));
@@ -898,7 +897,7 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 	s->wr.send_flags = (s->flags & IB_SEND_FENCE ? SOFTRC_SEND_FENCE : 0) |
 			   (sh->flags & SOFTRC_SQS_SIGNALED ? SOFTRC_SEND_SIGNALED : 0) |
 			   (s->flags & IB_SEND_SOLICITED ? SOFTRC_SEND_SOLICITED : 0);
-	ret = softrc_core_post_send(c, &s->wr);
+	ret = softrc_eng_post_send(&qp->core, &s->wr);
 	if (ret < 0) {
 		softrc_qp_sq_unpin(qp, slot);
 		if (ret == SOFTRC_E_FULL)
@@ -1116,7 +1115,6 @@ static void softrc_swr_from_user(struct softrc_qp *qp, struct softrc_swr *s,
 static void softrc_qp_pull_usq(struct softrc_qp *qp)
 {
 	u32 esize = softrc_queue_elem_size(qp->usq);
-	struct softrc_core_qp *c = &qp->core;
 	struct rxe_send_wqe *u = qp->sq_scratch;
 	struct softrc_swr s;
 	void *slot;
@@ -1124,7 +1122,7 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 
 	lockdep_assert_held(&qp->lock);
 	n = min_t(u32, softrc_queue_count(qp->usq), SOFTRC_RING_BUDGET);
-	while (c->req.tail - c->req.head < qp->max_send_wr) {
+	while (softrc_eng_sq_used(&qp->core) < qp->max_send_wr) {
 		if (!n-- || !softrc_qp_pwc_room(qp)) {
 			/* budget spent with WQEs left: continue later */
 			if (softrc_queue_count(qp->usq))
@@ -1155,7 +1153,7 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 static void softrc_qp_check_drained(struct softrc_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
-	if (qp->sqd_seen || !softrc_core_sq_drained(&qp->core))
+	if (qp->sqd_seen || !softrc_eng_sq_drained(&qp->core))
 		return;
 	qp->sqd_seen = true;
 	if (qp->attr.en_sqd_async_notify)
@@ -1181,16 +1179,16 @@ static u32 softrc_qp_tx_engine(struct softrc_qp *qp)
 		softrc_qp_flush_user_rq(qp);
 	switch (qp->state) {
 	case IB_QPS_RTS:
-		return softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
+		return softrc_eng_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
 	case IB_QPS_SQD:
 		/* the engine drains: started WQEs finish, none starts */
-		n = softrc_core_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
+		n = softrc_eng_tx(&qp->core, softrc_now(), SOFTRC_TX_BUDGET);
 		softrc_qp_check_drained(qp);
 		return n;
 	case IB_QPS_RTR:
 	case IB_QPS_SQE:
 		/* the requester is quiet, the responder still answers */
-		return softrc_core_tx_resp(&qp->core, SOFTRC_TX_BUDGET);
+		return softrc_eng_tx_resp(&qp->core, SOFTRC_TX_BUDGET);
 	default:
 		return 0;
 	}
@@ -1269,7 +1267,7 @@ static u16 softrc_qp_remote_deny(const struct softrc_qp *qp)
  */
 static int softrc_qp_core_reset(struct softrc_qp *qp)
 {
-	struct softrc_core_attr ca = {
+	struct softrc_eng_attr ca = {
 		.transport = softrc_qp_transport(qp),
 		.qkey = qp->attr.qkey,
 		.sqpn = qp->ibqp.qp_num,
@@ -1287,7 +1285,7 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 		.clock_slack_ns = softrc_now_slack(),
 		.remote_deny = softrc_qp_remote_deny(qp),
 	};
-	struct softrc_core_storage st = {
+	struct softrc_eng_storage st = {
 		.sq = qp->core_sq,
 		.sq_depth = qp->sq_depth,
 		.rq = qp->core_rq,
@@ -1300,7 +1298,7 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	/* the WQEs and responder resources are discarded: so are their pins */
 	softrc_qp_unpin_all(qp);
-	return softrc_core_qp_init(&qp->core, &softrc_glue_ops, qp, &ca, &st) ?
+	return softrc_eng_init(&qp->core, &softrc_glue_ops, qp, &ca, &st) ?
 	       -EINVAL : 0;
 }
 
@@ -1308,40 +1306,41 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 static void softrc_qp_core_apply(struct softrc_qp *qp, int mask,
 				 enum ib_qp_state new)
 {
-	struct softrc_core_qp *c = &qp->core;
+	struct softrc_eng_modify mod = {
+		.attr = {
+			.qkey = qp->attr.qkey,
+			.dqpn = qp->attr.dest_qp_num,
+			.timeout = qp->attr.timeout,
+			.retry_cnt = qp->attr.retry_cnt,
+			.rnr_retry = qp->attr.rnr_retry,
+			.min_rnr_timer = qp->attr.min_rnr_timer,
+			.max_rd_atomic = qp->attr.max_rd_atomic,
+			.remote_deny = softrc_qp_remote_deny(qp),
+			.rq_psn = qp->attr.rq_psn,
+			.sq_psn = qp->attr.sq_psn,
+		},
+		.max_dest_rd_atomic = qp->attr.max_dest_rd_atomic,
+		.mask = SOFTRC_MODIFY_PATH,
+	};
 
 	lockdep_assert_held(&qp->lock);
 	/* UD: messages up to the port's MTU, as it is now */
 	if (softrc_qp_is_ud(qp))
 		qp->pmtu = softrc_port_pmtu(qp->sdev);
-	c->attr.pmtu = qp->pmtu;
-	c->attr.qkey = qp->attr.qkey;
-	c->attr.dqpn = qp->attr.dest_qp_num;
-	c->attr.timeout = qp->attr.timeout;
-	c->attr.retry_cnt = qp->attr.retry_cnt;
-	c->attr.rnr_retry = qp->attr.rnr_retry;
-	c->attr.min_rnr_timer = qp->attr.min_rnr_timer;
-	c->attr.max_rd_atomic = qp->attr.max_rd_atomic;
-	c->attr.remote_deny = softrc_qp_remote_deny(qp);
-	if ((mask & IB_QP_RQ_PSN) && new == IB_QPS_RTR) {
-		c->attr.rq_psn = qp->attr.rq_psn;
-		c->resp.epsn = qp->attr.rq_psn;
-	}
+	mod.attr.pmtu = qp->pmtu;
+	if ((mask & IB_QP_RQ_PSN) && new == IB_QPS_RTR)
+		mod.mask |= SOFTRC_MODIFY_RQ_PSN;
 	if ((mask & IB_QP_SQ_PSN) && qp->state != IB_QPS_RTS &&
-	    qp->state != IB_QPS_SQD) {
-		c->attr.sq_psn = qp->attr.sq_psn;
-		c->req.psn_next = qp->attr.sq_psn;
-		c->req.una = qp->attr.sq_psn;
-		c->req.cur_psn = qp->attr.sq_psn;
-	}
+	    qp->state != IB_QPS_SQD)
+		mod.mask |= SOFTRC_MODIFY_SQ_PSN;
 	if (mask & IB_QP_RETRY_CNT)
-		c->req.retry_left = qp->attr.retry_cnt;
+		mod.mask |= SOFTRC_MODIFY_RETRY_CNT;
 	if (mask & IB_QP_RNR_RETRY)
-		c->req.rnr_left = qp->attr.rnr_retry;
+		mod.mask |= SOFTRC_MODIFY_RNR_RETRY;
 	/* checked against SOFTRC_MAX_RD_ATOMIC = res_cap: cannot fail */
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
-		softrc_core_set_max_dest_rd_atomic(c,
-						   qp->attr.max_dest_rd_atomic);
+		mod.mask |= SOFTRC_MODIFY_MAX_DEST_RD_ATOMIC;
+	softrc_eng_modify(&qp->core, &mod);
 }
 
 /* ---- attributes -------------------------------------------------- */
@@ -1493,14 +1492,14 @@ static void softrc_qp_transition(struct softrc_qp *qp, int mask,
 		break;
 	case IB_QPS_ERR:
 		qp->state = IB_QPS_ERR;
-		softrc_core_set_error(&qp->core);
+		softrc_eng_set_error(&qp->core);
 		break;
 	default:
 		softrc_qp_core_apply(qp, mask, new);
 		/* RTS -> SQD drains; SQD -> RTS resumes (IBTA ch. 10.3) */
 		if (new == IB_QPS_SQD && qp->state != IB_QPS_SQD)
 			qp->sqd_seen = false;
-		softrc_core_sq_drain(&qp->core, new == IB_QPS_SQD);
+		softrc_eng_sq_drain(&qp->core, new == IB_QPS_SQD);
 		qp->state = new;
 		if (new == IB_QPS_SQD)
 			softrc_qp_check_drained(qp);
@@ -1568,7 +1567,7 @@ int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->sq_draining = qp->state == IB_QPS_SQD &&
-			    !softrc_core_sq_drained(&qp->core);
+			    !softrc_eng_sq_drained(&qp->core);
 	spin_unlock_bh(&qp->lock);
 	attr->cap.max_send_wr = qp->max_send_wr;
 	attr->cap.max_send_sge = qp->max_sge;

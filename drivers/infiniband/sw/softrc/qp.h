@@ -12,7 +12,8 @@
  * is held around every call into the engine, and the engine's callbacks
  * (glue.c) assert it. Completions are queued under qp->lock and handed to
  * the CQs after it is dropped (softrc_qp_drain_comps()), so a CQ event
- * handler may post to this QP again.
+ * handler may post to this QP again. Lock order: Documentation/softrc.rst,
+ * "Locking".
  *
  * Lifetime: a QP is published in the device's QPN xarray only once fully
  * built; the receive path finds it under RCU and takes qp->ref. Destroy
@@ -31,7 +32,8 @@
 
 #include "softrc.h"
 #include "mr.h"
-#include "core/qp.h"
+#include "mw.h"
+#include "core/engine.h"
 
 struct softrc_queue;
 struct softrc_srq;
@@ -245,10 +247,10 @@ struct softrc_qp {
 	struct dst_cache dst_cache;
 	u32 pmtu;
 
-	struct softrc_core_qp core;
-	struct softrc_send_wqe *core_sq;
-	struct softrc_recv_wqe *core_rq;
-	struct softrc_rd_res *core_res;
+	struct softrc_eng_qp core;
+	struct softrc_eng_send_wqe *core_sq;
+	struct softrc_eng_recv_wqe *core_rq;
+	struct softrc_eng_rd_res *core_res;
 	struct list_head stats_node;
 	struct softrc_counter_bind *cnt_bind;
 
@@ -361,7 +363,7 @@ void softrc_qp_rq_unpin(struct softrc_qp *qp, u32 slot);
 
 /* timers.c */
 void softrc_timers_init(struct softrc_qp *qp);
-void softrc_timers_arm(struct softrc_qp *qp, enum softrc_timer_id id,
+void softrc_timers_arm(struct softrc_qp *qp, enum softrc_eng_timer_id id,
 		       u64 deadline);
 void softrc_timers_stop(struct softrc_qp *qp);
 u64 softrc_now(void);

@@ -46,7 +46,7 @@
 
 /*
  * The packet of the engine call running on this CPU: set around
- * softrc_core_rx(), under the QP lock with BH off, for the callbacks the
+ * softrc_eng_rx(), under the QP lock with BH off, for the callbacks the
  * engine does not hand @rx to (ops->complete). A receive path never
  * nests on one CPU.
  */
@@ -56,7 +56,7 @@ static DEFINE_PER_CPU(struct softrc_rx *, softrc_rx_cur);
  * softrc_rx_current() - the packet the engine is processing for @qp
  * @qp:		the QP, lock held
  *
- * Return: the struct softrc_rx of the packet whose softrc_core_rx() call
+ * Return: the struct softrc_rx of the packet whose softrc_eng_rx() call
  * for @qp is running on this CPU, or NULL outside one.
  */
 const struct softrc_rx *softrc_rx_current(const struct softrc_qp *qp)
@@ -94,7 +94,7 @@ static enum softrc_dev_counter softrc_rx_assoc_ud(const struct softrc_qp *qp,
 {
 	u32 qkey = qp->ibqp.qp_type == IB_QPT_GSI ? IB_QP1_QKEY : qp->attr.qkey;
 
-	if (!softrc_pkey_match(pkt->pkey, qp->core.attr.pkey))
+	if (!softrc_pkey_match(pkt->pkey, softrc_eng_pkey(&qp->core)))
 		return SOFTRC_DEVCNT_rx_drop_pkey;
 	if (pkt->qkey != qkey)
 		return SOFTRC_DEVCNT_rx_drop_qkey;
@@ -130,7 +130,8 @@ static enum softrc_dev_counter softrc_rx_assoc(const struct softrc_qp *qp,
 		if (iph->saddr != av->daddr.v4 || iph->daddr != av->saddr.v4)
 			return SOFTRC_DEVCNT_rx_drop_addr;
 	}
-	if (!softrc_pkey_match(softrc_bth_pkey(rx->bth), qp->core.attr.pkey))
+	if (!softrc_pkey_match(softrc_bth_pkey(rx->bth),
+			       softrc_eng_pkey(&qp->core)))
 		return SOFTRC_DEVCNT_rx_drop_pkey;
 	return SOFTRC_DEVCNT_NR;
 }
@@ -163,8 +164,8 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct softrc_rx *rx)
 			atomic64_inc(&sdev->dp->parse_rej[status]);
 		/* a malformed packet with a valid BTH: the engine may NAK it */
 		if (status > SOFTRC_PARSE_RESV7_SET && !softrc_qp_is_ud(qp)) {
-			softrc_core_rx_invalid(&qp->core, pkt);
-			softrc_core_rx_flush(&qp->core);
+			softrc_eng_rx_invalid(&qp->core, pkt);
+			softrc_eng_rx_flush(&qp->core);
 			softrc_qp_run_tx(qp);
 		}
 	} else {
@@ -174,10 +175,10 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct softrc_rx *rx)
 		trace_softrc_nak_rx(qp, pkt);
 		rx->qp = qp;
 		this_cpu_write(softrc_rx_cur, rx);
-		softrc_core_rx(&qp->core, pkt, rx, softrc_now());
+		softrc_eng_rx(&qp->core, pkt, rx, softrc_now());
 		this_cpu_write(softrc_rx_cur, NULL);
 		rx->qp = NULL;
-		softrc_core_rx_flush(&qp->core);
+		softrc_eng_rx_flush(&qp->core);
 		softrc_qp_run_tx(qp);
 	}
 	spin_unlock(&qp->lock);

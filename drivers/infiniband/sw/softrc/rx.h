@@ -14,7 +14,7 @@
 #include <net/sock.h>
 
 #include "softrc.h"
-#include "core/parse.h"
+#include "core/engine.h"
 
 struct softrc_qp;
 

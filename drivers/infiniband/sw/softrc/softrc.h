@@ -18,7 +18,7 @@
 #include <softrc/abi.h>
 
 #include "stats.h"
-#include "core/parse.h"
+#include "core/engine.h"
 
 #undef pr_fmt
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -67,7 +67,7 @@ enum softrc_limits {
  * @max_qp:	QPs
  * @max_cq:	CQs
  * @max_mr:	MRs of every kind (user, DMA, fast-register). MWs are
- *		counted apart (SOFTRC_MAX_MW, mr.c); the shared key space
+ *		counted apart (SOFTRC_MAX_MW, mw.c); the shared key space
  *		holds SOFTRC_MAX_MR + SOFTRC_MAX_MW keys, so both fit.
  * @max_pd:	PDs
  * @max_srq:	SRQs
@@ -109,9 +109,10 @@ static inline bool softrc_count_get(atomic_t *n, u32 max)
  * @num_qp:	QPs allocated, bounded by @caps.max_qp (qp.c)
  * @num_mr:	MRs allocated, bounded by @caps.max_mr (verbs.c)
  * @num_srq:	SRQs allocated, bounded by @caps.max_srq (srq.c)
- * @mr_xa:	MRs and MWs by key >> 8: one key space (mr.c; RCU lookups)
- * @num_mw:	MWs allocated, bounded by SOFTRC_MAX_MW (mr.c)
- * @key_next:	next key index to try (cyclic allocation, mr.c)
+ * @mr_xa:	MRs and MWs by key >> 8: one key space (device.c allocates,
+ *		mr.c and mw.c look up under RCU)
+ * @num_mw:	MWs allocated, bounded by SOFTRC_MAX_MW (mw.c)
+ * @key_next:	next key index to try (cyclic allocation, device.c)
  * @ah_xa:	AHs by ah_num (ah.c; IRQ-safe lock)
  * @srq_xa:	SRQs by srq_num (srq.c)
  * @num_cq:	CQs allocated, bounded by @caps.max_cq (cq.c)
@@ -218,19 +219,6 @@ struct softrc_rwqe {
 
 /* main.c: the limits the module parameters give a new device */
 void softrc_caps_get(struct softrc_caps *caps);
-
-/* device.c: creation, lookup and teardown of devices */
-int softrc_dev_add(const char *ibdev_name, struct net_device *ndev);
-void softrc_dev_remove_all(void);
-void softrc_dev_dealloc(struct ib_device *ibdev);
-int softrc_dev_init(void);
-void softrc_dev_exit(void);
-enum ib_mtu softrc_mtu_from_netdev(unsigned int mtu);
-enum ib_port_state softrc_port_state(struct net_device *ndev);
-
-/* mr.c: the per-device object tables (MRs, AHs, SRQs, CQ count) */
-void softrc_obj_dev_init(struct softrc_dev *sdev);
-void softrc_obj_dev_fini(struct softrc_dev *sdev);
 
 /* verbs.c: the ib_device_ops */
 void softrc_set_device_ops(struct ib_device *ibdev);

@@ -16,7 +16,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
-#include "core/qp.h"
+#include "core/engine.h"
 
 /*
  * X(name): device-level receive drops and transmit problems, shown by

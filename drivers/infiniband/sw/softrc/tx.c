@@ -297,7 +297,7 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp,
 				       const struct softrc_path *p,
 				       struct net_device *odev,
 				       const struct softrc_pkt *pkt,
-				       const struct softrc_buf *payload)
+				       const struct softrc_eng_buf *payload)
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
 	struct sk_buff *skb;
@@ -331,7 +331,7 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
 					const struct softrc_path *p,
 					struct net_device *odev,
 					const struct softrc_pkt *pkt,
-					const struct softrc_buf *payload)
+					const struct softrc_eng_buf *payload)
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
 	struct page_frag *pf = &qp->tx_frag;
@@ -370,7 +370,7 @@ static struct sk_buff *softrc_skb_build(struct softrc_qp *qp,
 					const struct softrc_path *p,
 					struct net_device *odev,
 					const struct softrc_pkt *pkt,
-					const struct softrc_buf *payload)
+					const struct softrc_eng_buf *payload)
 {
 	struct sk_buff *skb = NULL;
 
@@ -408,7 +408,7 @@ static bool softrc_route_local(const struct softrc_path *p,
  */
 static void softrc_mcast_loop(struct softrc_qp *qp, const struct softrc_path *p,
 			      const struct softrc_pkt *pkt,
-			      const struct softrc_buf *payload)
+			      const struct softrc_eng_buf *payload)
 {
 	struct softrc_dev *sdev = qp->sdev;
 	struct sk_buff *skb;
@@ -425,7 +425,7 @@ static void softrc_mcast_loop(struct softrc_qp *qp, const struct softrc_path *p,
 /* Build @pkt of @qp and queue it to the local device owning its daddr. */
 static int softrc_local_xmit(struct softrc_qp *qp, const struct softrc_path *p,
 			     struct net *net, const struct softrc_pkt *pkt,
-			     const struct softrc_buf *payload)
+			     const struct softrc_eng_buf *payload)
 {
 	struct softrc_dev *sdev = qp->sdev, *to = sdev;
 	struct in6_addr daddr = {};
@@ -567,7 +567,7 @@ static void softrc_batch_add(struct softrc_qp *qp, struct sk_buff *skb,
  * nothing was sent.
  */
 int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
-		    const struct softrc_buf *payload)
+		    const struct softrc_eng_buf *payload)
 {
 	struct softrc_dev *sdev = qp->sdev;
 	struct softrc_net *snet = sdev->dp->snet;

@@ -11,10 +11,10 @@
 
 struct softrc_qp;
 struct softrc_pkt;
-struct softrc_buf;
+struct softrc_eng_buf;
 
 int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
-		    const struct softrc_buf *payload);
+		    const struct softrc_eng_buf *payload);
 void softrc_net_flush(struct softrc_qp *qp);
 
 #endif /* SOFTRC_TX_H */

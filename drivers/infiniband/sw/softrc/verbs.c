@@ -22,6 +22,8 @@
 #include "ah.h"
 #include "cq.h"
 #include "mr.h"
+#include "mw.h"
+#include "device.h"
 #include "queue.h"
 #include "srq.h"
 #include "dump.h"
