@@ -21,14 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 MOD=drivers/infiniband/sw/softrc
-EXCEPT=(
-	# includes "core/parse.h" and "core/qp.h": wants "core/engine.h"
-	"$MOD/net.h"
-	# includes "core/icrc.h"; reads qp->core.attr.pkey (softrc_eng_pkey())
-	"$MOD/net.c"
-	# includes "core/icrc.h"
-	"$MOD/crc.c"
-)
+EXCEPT=()
 if [ $# -eq 0 ]; then
 	mapfile -t files < <(git ls-files "$MOD/*.[ch]" | grep -v "^$MOD/core/")
 	set -- "${files[@]}"

@@ -28,7 +28,7 @@
 #include "softrc.h"
 #include "device.h"
 #include "mr.h"
-#include "net.h"
+#include "sock.h"
 #include "dump.h"
 
 static DEFINE_MUTEX(softrc_link_mutex);

@@ -6,19 +6,19 @@
  *
  * Context: every callback runs inside an engine call, so with qp->lock
  * held (asserted), in process context with BH off or in softirq; none
- * sleeps. The receive context @rx is a struct softrc_rx (net.c) naming
- * the sk_buff being processed.
+ * sleeps. The receive context @rx is the struct softrc_rx (rx.h) of the
+ * packet being processed; ops->complete, which the engine does not hand
+ * it, finds it with softrc_rx_current().
  *
  * Touches: MRs and MWs (mr.h, mw.h, mem.h: R_Key checks that return pins,
  * accesses through the pins the engine or the shadows hold, invalidate,
  * bind; memory references dropped before returning), the QP's
  * send/receive shadows,
  * its pending-completion queue (handed to the CQs after the lock is
- * dropped), its timers, and the transmit path of net.c. Tracepoints
+ * dropped), its timers, and the transmit path of tx.c. Tracepoints
  * (trace.h): pkt_tx, nak_tx, complete, qp_state (transport error),
  * retransmit, rnr_wait and timer_expire.
  */
-#include <linux/highmem.h>
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <net/ip.h>
@@ -27,7 +27,10 @@
 #include "post.h"
 #include "wr.h"
 #include "deliver.h"
-#include "net.h"
+#include "glue.h"
+#include "rx.h"
+#include "tx.h"
+#include "copy.h"
 #include "mr.h"
 #include "mw.h"
 #include "mem.h"
@@ -227,19 +230,18 @@ bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_eng_buf *pl)
 
 /*
  * Attach @len bytes at @va of @mr (entered: a memory reference held) as
- * fragments, continuing @crc. Only a user MR's pinned pages: never a DMA
- * or fast-register MR's kernel addresses. The pages are shared with user
+ * fragments. Only a user MR's pinned pages: never a DMA or
+ * fast-register MR's kernel addresses. The pages are shared with user
  * space, which may write them at any time (SKBFL_SHARED_FRAG warns
  * in-place writers further down).
  */
 static int softrc_glue_frag_range(struct softrc_mr *mr, u64 va, u32 len,
-				  struct sk_buff *skb, u32 *crc)
+				  struct sk_buff *skb)
 {
 	struct skb_shared_info *sh = skb_shinfo(skb);
 	struct page *page;
 	u32 off, n;
 	int err;
-	u8 *p;
 
 	if (mr->is_dma || mr->is_fast || !mr->pages)
 		return -E2BIG;		/* copy instead */
@@ -252,9 +254,6 @@ static int softrc_glue_frag_range(struct softrc_mr *mr, u64 va, u32 len,
 		if (err)
 			return -EFAULT;
 		n = min(n, len);
-		p = kmap_local_page(page);
-		*crc = softrc_net_crc(*crc, p + off, n);
-		kunmap_local(p);
 		get_page(page);
 		skb_fill_page_desc(skb, sh->nr_frags, page, off, n);
 		skb->len += n;
@@ -268,13 +267,13 @@ static int softrc_glue_frag_range(struct softrc_mr *mr, u64 va, u32 len,
 
 /*
  * TX without a copy: attach the payload @pl names as page fragments of
- * its MRs (through the pins the check or the post took) and continue the
- * ICRC @crc over it. -E2BIG if it needs more fragments than an skb has
- * or is not user memory (the caller copies instead); -EFAULT if the
- * memory went away.
+ * its MRs (through the pins the check or the post took); the ICRC is
+ * computed over the finished skb (icrc_skb.c). -E2BIG if it needs more
+ * fragments than an skb has or is not user memory (the caller copies
+ * instead); -EFAULT if the memory went away.
  */
 int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_eng_buf *pl,
-		      struct sk_buff *skb, u32 *crc)
+		      struct sk_buff *skb)
 {
 	struct softrc_sge_cursor c;
 	struct softrc_mr *mr;
@@ -286,7 +285,7 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_eng_buf *pl,
 		mr = softrc_pin_enter(pl->pin);
 		if (!mr)
 			return -EFAULT;
-		err = softrc_glue_frag_range(mr, pl->addr, pl->len, skb, crc);
+		err = softrc_glue_frag_range(mr, pl->addr, pl->len, skb);
 		softrc_mr_put(mr);
 		return err;
 	}
@@ -297,7 +296,7 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_eng_buf *pl,
 		/* user SGEs are always pinned (zero-copy is user QPs only) */
 		if (!mr || !softrc_mr_enter(mr))
 			return -EFAULT;
-		err = softrc_glue_frag_range(mr, va, n, skb, crc);
+		err = softrc_glue_frag_range(mr, va, n, skb);
 		softrc_mr_put(mr);
 		if (err)
 			return err;
@@ -567,9 +566,15 @@ static u8 softrc_glue_wc_opcode(u8 opcode)
 	return opcode == SOFTRC_WC_REG_MR ? IB_WC_REG_MR : opcode;
 }
 
+/*
+ * A receive completion of the packet being processed (@rx) takes its
+ * SE bit, IP family and VLAN from it; the engine completes receive WQEs
+ * with success, or with a GRH, only while processing a packet.
+ */
 static void softrc_glue_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	const struct softrc_rx *rx = softrc_rx_current(qp);
 	struct softrc_pwc e = {
 		.wr_id = cqe->wr_id,
 		.status = cqe->status,
@@ -587,15 +592,15 @@ static void softrc_glue_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 		if (test_bit(cqe->slot, qp->rq_bad) &&
 		    cqe->status == IB_WC_LOC_LEN_ERR)
 			e.status = IB_WC_LOC_PROT_ERR;
-		if (qp->rx_se && cqe->status == IB_WC_SUCCESS)
+		if (rx && rx->pkt.se && cqe->status == IB_WC_SUCCESS)
 			e.flags |= SOFTRC_PWC_SOLICITED;
 		if (cqe->flags & SOFTRC_CQE_GRH) {
 			e.flags |= SOFTRC_PWC_GRH;
-			if (qp->rx_ipv6)
+			if (rx && rx->ipv6)
 				e.flags |= SOFTRC_PWC_IPV6;
-			if (qp->rx_vlan != 0xffff) {
+			if (rx && rx->vlan != 0xffff) {
 				e.flags |= SOFTRC_PWC_VLAN;
-				e.vlan_id = qp->rx_vlan;
+				e.vlan_id = rx->vlan;
 			}
 			e.src_qp = cqe->src_qp;
 		}

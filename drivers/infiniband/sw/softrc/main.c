@@ -19,7 +19,7 @@
 
 #include "softrc.h"
 #include "device.h"
-#include "net.h"
+#include "sock.h"
 #include "dump.h"
 
 #define SOFTRC_RXE_MODULE "rdma_rxe"

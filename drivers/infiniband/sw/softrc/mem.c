@@ -19,7 +19,7 @@
 #include "softrc.h"
 #include "mr.h"
 #include "mem.h"
-#include "net.h"
+#include "copy.h"
 
 /* Page index and in-page offset of @va in a user MR (bounds checked). */
 static void softrc_mr_locate(const struct softrc_mr *mr, u64 va,

@@ -25,7 +25,8 @@
 #include "post.h"
 #include "wr.h"
 #include "deliver.h"
-#include "net.h"
+#include "tx.h"
+#include "copy.h"
 #include "queue.h"
 #include "srq.h"
 

@@ -7,7 +7,7 @@
  *
  * Context: the verbs (create/modify/query/destroy, post_send/post_recv)
  * run in process context; the same QP is driven from softirq by the
- * receive path (net.c), its timers (timers.c) and its TX tasklet.
+ * receive path (rx.c), its timers (timers.c) and its TX tasklet.
  *
  * Locks: qp->lock (spin_lock_bh) protects the engine (qp->core), the IBTA
  * state, the shadow rings and the pending-completion producer index; it
@@ -222,15 +222,12 @@ struct softrc_tx_batch {
  * @pwc_prod:	producer index (under @lock)
  * @pwc_cons:	consumer index (under @comp_lock)
  * @comp_lock:	serializes handing completions to the CQs
- * @rx_se:	the packet being processed has the SE bit (under @lock)
- * @rx_ipv6:	... and came over IPv6 (under @lock)
- * @rx_vlan:	... on this VLAN (its VLAN device), else 0xffff (under @lock)
  * @timer:	retry and RNR timers (timers.c)
  * @tx_task:	TX continuation after a burst budget
  * @tx_frag:	page the heads of built packets and the pad + ICRC of
- *		fragment-built ones come from (net.c), under @lock
+ *		fragment-built ones come from (tx.c), under @lock
  * @tx_ip_id:	IPv4 ID of the next packet (per QP, as a connected socket)
- * @tx_batch:	packets built but not yet sent (net.c), under @lock
+ * @tx_batch:	packets built but not yet sent (tx.c), under @lock
  * @dbg:	its debugfs file (debugfs.c), or NULL / an error pointer
  */
 struct softrc_qp {
@@ -286,9 +283,6 @@ struct softrc_qp {
 	u32 pwc_cons;
 	spinlock_t comp_lock;	/* one drainer of @pwc at a time */
 
-	bool rx_se;
-	bool rx_ipv6;
-	u16 rx_vlan;
 	struct hrtimer timer[SOFTRC_TIMER_NR];
 	struct tasklet_struct tx_task;
 	struct page_frag tx_frag;
@@ -358,9 +352,6 @@ struct softrc_qp *softrc_qp_get(struct softrc_dev *sdev, u32 qpn);
 void softrc_qp_put(struct softrc_qp *qp);
 bool softrc_qp_rx_ok(const struct softrc_qp *qp);
 
-/* glue.c: the engine callbacks */
-extern const struct softrc_eng_ops softrc_glue_ops;
-
 /* timers.c */
 void softrc_timers_init(struct softrc_qp *qp);
 void softrc_timers_arm(struct softrc_qp *qp, enum softrc_eng_timer_id id,
@@ -370,7 +361,7 @@ u64 softrc_now(void);
 u32 softrc_now_slack(void);
 
 /*
- * The receive and transmit paths (net.c) still reach the posting paths'
+ * The receive and transmit paths (rx.c, tx.c) still reach the posting paths'
  * and completion delivery's functions through this header.
  */
 #include "post.h"

@@ -12,11 +12,16 @@
 #ifndef SOFTRC_H
 #define SOFTRC_H
 
+#include <linux/interrupt.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/skbuff.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <softrc/abi.h>
+
+#include "stats.h"
+#include "core/engine.h"
 
 #undef pr_fmt
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -114,12 +119,13 @@ static inline bool softrc_count_get(atomic_t *n, u32 max)
  * @ah_xa:	AHs by ah_num (ah.c; IRQ-safe lock)
  * @srq_xa:	SRQs by srq_num (srq.c)
  * @num_cq:	CQs allocated, bounded by @caps.max_cq (cq.c)
- * @dp:		data path: QPN table, sockets, counters (net.c)
+ * @dp:		data path: QPN table, sockets, counters (sock.c)
  * @dbg:	debugfs directory softrc/<name> (debugfs.c), or NULL / an
  *		error pointer
  * @dbg_qp:	its qp/ subdirectory
  */
 struct softrc_dp;
+struct softrc_net;
 
 struct softrc_dev {
 	struct ib_device ib_dev;
@@ -146,6 +152,47 @@ struct softrc_dev {
 static inline struct softrc_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct softrc_dev, ib_dev);
+}
+
+/**
+ * struct softrc_dp - the data-path state of one device (sdev->dp), set up
+ * by softrc_net_dev_add() (sock.c)
+ * @sdev:	the device
+ * @snet:	its namespace's socket pair (referenced)
+ * @node:	entry in @snet's device list (RCU)
+ * @qp_xa:	QPN -> struct softrc_qp (RCU lookup; entries only when built)
+ * @qp_next:	cyclic QPN allocation cursor
+ * @cnt:	SOFTRC_DEV_COUNTERS (stats.h)
+ * @parse_rej:	receive drops per softrc_parse() reject reason
+ * @stats:	engine counters of live and destroyed QPs, rdma counters
+ * @self_q:	packets this device sent to itself, awaiting @self_task
+ * @self_task:	runs the receive path over @self_q (softirq, rx.c)
+ * @mc_list:	struct softrc_mc_attach: UD QPs in multicast groups (mcast.c)
+ * @mc_lock:	serialises changes to @mc_list and its counts
+ * @mc_count:	entries of @mc_list
+ * @mc_groups:	distinct groups in @mc_list
+ */
+struct softrc_dp {
+	struct softrc_dev *sdev;
+	struct softrc_net *snet;
+	struct list_head node;
+	struct xarray qp_xa;
+	u32 qp_next;
+	atomic64_t cnt[SOFTRC_DEVCNT_NR];
+	atomic64_t parse_rej[SOFTRC_PARSE_NR];
+	struct softrc_stats stats;
+	struct sk_buff_head self_q;
+	struct tasklet_struct self_task;
+	struct list_head mc_list;
+	spinlock_t mc_lock;	/* mc_list changes, mc_count, mc_groups */
+	u32 mc_count;
+	u32 mc_groups;
+};
+
+static inline void softrc_dev_count(struct softrc_dev *sdev,
+				    enum softrc_dev_counter c)
+{
+	atomic64_inc(&sdev->dp->cnt[c]);
 }
 
 /* A protection domain. Nothing but the count yet; MRs and QPs point here. */

@@ -38,7 +38,7 @@
 #include <rdma/rdma_counter.h>
 
 #include "qp.h"
-#include "net.h"
+#include "stats.h"
 
 #define SOFTRC__DESC(n) { .name = #n },
 #define SOFTRC__DESC_PARSE(n, text) { .name = "rx_drop_parse_" #n },

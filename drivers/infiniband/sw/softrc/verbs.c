@@ -16,7 +16,8 @@
 
 #include "compat.h"
 #include "softrc.h"
-#include "net.h"
+#include "mcast.h"
+#include "stats.h"
 #include "qp.h"
 #include "post.h"
 #include "ah.h"
