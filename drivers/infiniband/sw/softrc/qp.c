@@ -31,7 +31,7 @@
 #include "post.h"
 #include "wr.h"
 #include "deliver.h"
-#include "glue.h"
+#include "engine_ops.h"
 #include "mcast.h"
 #include "queue.h"
 #include "device.h"

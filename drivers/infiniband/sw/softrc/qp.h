@@ -12,9 +12,9 @@
  * Locks: qp->lock (spin_lock_bh) protects the engine (qp->core), the IBTA
  * state, the shadow rings and the pending-completion producer index; it
  * is held around every call into the engine, and the engine's callbacks
- * (glue.c) assert it. Completions are queued under qp->lock and handed to
- * the CQs after it is dropped (deliver.c), so a CQ event handler may post
- * to this QP again. Lock order: Documentation/softrc.rst,
+ * (engine_ops.c) assert it. Completions are queued under qp->lock and
+ * handed to the CQs after it is dropped (deliver.c), so a CQ event handler
+ * may post to this QP again. Lock order: Documentation/softrc.rst,
  * "Locking".
  *
  * Lifetime: a QP is published in the device's QPN xarray only once fully

@@ -9,7 +9,7 @@
  * (icrc_skb.c), the QP demux (the device's QPN xarray, or the multicast
  * fan-out to every attached QP), the QP's state and association checks,
  * and the engine, which hands it back to the placement callbacks
- * (glue.c) as their @rx.
+ * (engine_ops.c) as their @rx.
  *
  * Context:
  *  - softrc_rx_encap_rcv: softirq (the UDP socket's encap_rcv), under

@@ -10,7 +10,7 @@
  *
  * Touches: the QP's two hrtimers, and the engine through
  * softrc_eng_timer, which decides whether an expiry is real and reports
- * it through ops->timer_expired (glue.c: softrc_timer_expire). A timer
+ * it through ops->timer_expired (engine_ops.c: softrc_timer_expire). A timer
  * is never armed on a dying QP. Tracepoint here: softrc_timer_arm
  * (trace.h).
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The transmit path of RoCEv2 over UDP 4791: the packets the engine
- * builds (ops->xmit, glue.c) become skbs with IP, UDP and RoCE headers,
+ * builds (ops->xmit, engine_ops.c) become skbs with IP, UDP and RoCE headers,
  * are routed by the path's source GID (its netdev: a VLAN's, a
  * macvlan's) and leave in per-QP GSO batches, or, to a local address,
  * through the self queue of the softrc device owning it.
@@ -21,7 +21,7 @@
  * some local socket, and is dropped (rx.c).
  *
  * Touches: under the QP lock, the QP's path, route cache, page fragment,
- * IPv4 ID and batch (qp.h), its send shadows through glue.c; the
+ * IPv4 ID and batch (qp.h), its send shadows through engine_ops.c; the
  * namespace's tunnel sockets (read once each, sock.c), and, under RCU,
  * another device's self queue and the device's multicast list.
  */
@@ -42,7 +42,7 @@
 #include "tx.h"
 #include "sock.h"
 #include "mcast.h"
-#include "glue.h"
+#include "engine_ops.h"
 #include "icrc_skb.h"
 
 /*

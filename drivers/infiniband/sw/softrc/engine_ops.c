@@ -27,7 +27,7 @@
 #include "post.h"
 #include "wr.h"
 #include "deliver.h"
-#include "glue.h"
+#include "engine_ops.h"
 #include "rx.h"
 #include "tx.h"
 #include "copy.h"
