@@ -24,6 +24,7 @@
 #include <net/ip.h>
 
 #include "qp.h"
+#include "timers.h"
 #include "post.h"
 #include "wr.h"
 #include "deliver.h"

@@ -22,6 +22,7 @@
 #include <rdma/rdma_user_rxe.h>
 
 #include "qp.h"
+#include "timers.h"
 #include "post.h"
 #include "wr.h"
 #include "deliver.h"

@@ -28,6 +28,7 @@
 
 #include "compat.h"
 #include "qp.h"
+#include "timers.h"
 #include "post.h"
 #include "wr.h"
 #include "deliver.h"

@@ -352,19 +352,4 @@ struct softrc_qp *softrc_qp_get(struct softrc_dev *sdev, u32 qpn);
 void softrc_qp_put(struct softrc_qp *qp);
 bool softrc_qp_rx_ok(const struct softrc_qp *qp);
 
-/* timers.c */
-void softrc_timers_init(struct softrc_qp *qp);
-void softrc_timers_arm(struct softrc_qp *qp, enum softrc_eng_timer_id id,
-		       u64 deadline);
-void softrc_timers_stop(struct softrc_qp *qp);
-u64 softrc_now(void);
-u32 softrc_now_slack(void);
-
-/*
- * The receive and transmit paths (rx.c, tx.c) still reach the posting paths'
- * and completion delivery's functions through this header.
- */
-#include "post.h"
-#include "deliver.h"
-
 #endif /* SOFTRC_QP_H */

@@ -20,6 +20,7 @@
 
 #include "softrc.h"
 #include "qp.h"
+#include "timers.h"
 #include "cq.h"
 #include "mr.h"
 #include "dump.h"

@@ -38,6 +38,9 @@
 
 #include "compat.h"
 #include "qp.h"
+#include "timers.h"
+#include "post.h"
+#include "deliver.h"
 #include "rx.h"
 #include "sock.h"
 #include "mcast.h"

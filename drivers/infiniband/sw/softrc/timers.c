@@ -24,6 +24,7 @@
 #include <linux/ktime.h>
 
 #include "qp.h"
+#include "timers.h"
 #include "post.h"
 #include "deliver.h"
 #include "trace.h"

@@ -32,6 +32,7 @@
 
 #include "compat.h"
 #include "qp.h"
+#include "timers.h"
 
 #ifndef SOFTRC_TRACE_LISTS
 #define SOFTRC_TRACE_LISTS

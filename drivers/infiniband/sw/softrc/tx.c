@@ -39,6 +39,7 @@
 
 #include "compat.h"
 #include "qp.h"
+#include "post.h"
 #include "tx.h"
 #include "sock.h"
 #include "mcast.h"
