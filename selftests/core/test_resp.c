@@ -241,6 +241,39 @@ TEST(resp_rnr_when_no_recv_wqe)
 	EXPECT_EQ(5001, t.qp.resp.epsn);
 }
 
+/*
+ * A receive completed by a message whose last packet had SE is marked
+ * solicited (IBTA 11.4.2.2, the solicited event); one without SE, or a
+ * failed one, is not.
+ */
+TEST(resp_recv_solicited_follows_se)
+{
+	struct ct t;
+	struct softrc_pkt p;
+
+	ct_init(&t, NULL);
+	softrc_eng_post_recv(&t.qp, 1, 64);
+	softrc_eng_post_recv(&t.qp, 2, 64);
+	softrc_eng_post_recv(&t.qp, 3, 8);
+	p = ct_req(SOFTRC_OP_SEND_ONLY, 5000, 16, true);
+	p.se = true;
+	ct_rx(&t, &p, 0);
+	p = ct_req(SOFTRC_OP_SEND_ONLY, 5001, 16, true);
+	ct_rx(&t, &p, 0);
+	p = ct_req(SOFTRC_OP_SEND_ONLY, 5002, 16, true);
+	p.se = true;
+	ct_rx(&t, &p, 0);
+	ASSERT_EQ(3, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_TRUE(t.cqe[0].flags & SOFTRC_CQE_SOLICITED);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[1].status);
+	EXPECT_FALSE(t.cqe[1].flags & SOFTRC_CQE_SOLICITED);
+	EXPECT_EQ(SOFTRC_WC_LOC_LEN_ERR, t.cqe[2].status);
+	EXPECT_FALSE(t.cqe[2].flags & SOFTRC_CQE_SOLICITED);
+	/* an RC receive has no GRH: no receive context to look at */
+	EXPECT_TRUE(t.cqe[0].rx == NULL);
+}
+
 TEST(resp_write_imm_consumes_recv_at_last)
 {
 	struct ct t;

@@ -177,6 +177,31 @@ TEST(ud_sq_drain_stops_sending)
 	EXPECT_EQ(1, t.ntx);
 }
 
+/*
+ * A UD receive completion hands back the receive context of the packet
+ * that completed it (the driver reads the packet's IP family and VLAN
+ * there) and says whether it was solicited.
+ */
+TEST(ud_receive_completion_carries_rx_and_se)
+{
+	struct softrc_pkt p = ud_pkt(SOFTRC_OP_UD_SEND_ONLY, 16, 0x99);
+	static u8 rx_a[64], rx_b[64];
+	struct ct t;
+
+	ud_init(&t);
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 40 + 64));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 2, 40 + 64));
+	p.se = true;
+	softrc_eng_rx(&t.qp, &p, rx_a, 0);
+	p.se = false;
+	softrc_eng_rx(&t.qp, &p, rx_b, 0);
+	ASSERT_EQ(2, t.ncqe);
+	EXPECT_TRUE(t.cqe[0].rx == rx_a);
+	EXPECT_TRUE(t.cqe[0].flags & SOFTRC_CQE_SOLICITED);
+	EXPECT_TRUE(t.cqe[1].rx == rx_b);
+	EXPECT_FALSE(t.cqe[1].flags & SOFTRC_CQE_SOLICITED);
+}
+
 TEST(ud_receive_grh_then_payload)
 {
 	struct softrc_pkt p = ud_pkt(SOFTRC_OP_UD_SEND_ONLY_WITH_IMMEDIATE,

@@ -7,8 +7,8 @@
  * Context: every callback runs inside an engine call, so with qp->lock
  * held (asserted), in process context with BH off or in softirq; none
  * sleeps. The receive context @rx is the struct softrc_rx (rx.h) of the
- * packet being processed; ops->complete, which the engine does not hand
- * it, finds it with softrc_rx_current().
+ * packet being processed; ops->complete finds it in the CQE (cqe->rx) of
+ * a receive that a packet completed with a GRH.
  *
  * Touches: MRs and MWs (mr.h, mw.h, mem.h: R_Key checks that return pins,
  * accesses through the pins the engine or the shadows hold, invalidate,
@@ -568,14 +568,14 @@ static u8 softrc_glue_wc_opcode(u8 opcode)
 }
 
 /*
- * A receive completion of the packet being processed (@rx) takes its
- * SE bit, IP family and VLAN from it; the engine completes receive WQEs
- * with success, or with a GRH, only while processing a packet.
+ * A receive completion with a GRH takes the IP family and VLAN from the
+ * receive context of the packet that completed it (cqe->rx); the engine
+ * marks a solicited one.
  */
 static void softrc_glue_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
-	const struct softrc_rx *rx = softrc_rx_current(qp);
+	const struct softrc_rx *rx = cqe->rx;
 	struct softrc_pwc e = {
 		.wr_id = cqe->wr_id,
 		.status = cqe->status,
@@ -593,7 +593,7 @@ static void softrc_glue_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 		if (test_bit(cqe->slot, qp->rq_bad) &&
 		    cqe->status == IB_WC_LOC_LEN_ERR)
 			e.status = IB_WC_LOC_PROT_ERR;
-		if (rx && rx->pkt.se && cqe->status == IB_WC_SUCCESS)
+		if (cqe->flags & SOFTRC_CQE_SOLICITED)
 			e.flags |= SOFTRC_PWC_SOLICITED;
 		if (cqe->flags & SOFTRC_CQE_GRH) {
 			e.flags |= SOFTRC_PWC_GRH;

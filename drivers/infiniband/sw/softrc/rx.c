@@ -19,18 +19,15 @@
  *  - softrc_rx_self_task: tasklet (softirq), the same receive path for the
  *    packets softrc devices of one namespace send to each other (or a
  *    device to itself), which never enter the IP stack (tx.c queues them).
- *  - softrc_rx_current: under a QP lock (an engine callback).
  *
  * Touches: the skb (read only; freed by the entry points), the device's
  * counters, QPN xarray and multicast list (RCU), QPs through qp.h and
- * the engine under their lock; the packet this CPU's engine call is
- * processing (softrc_rx_cur).
+ * the engine under their lock.
  */
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/netdevice.h>
-#include <linux/percpu.h>
 #include <linux/udp.h>
 #include <net/ipv6.h>
 #include <net/udp_tunnel.h>
@@ -46,29 +43,6 @@
 #include "mcast.h"
 #include "icrc_skb.h"
 #include "trace.h"
-
-/*
- * The packet of the engine call running on this CPU: set around
- * softrc_eng_rx(), under the QP lock with BH off, for the callbacks the
- * engine does not hand @rx to (ops->complete). A receive path never
- * nests on one CPU.
- */
-static DEFINE_PER_CPU(struct softrc_rx *, softrc_rx_cur);
-
-/**
- * softrc_rx_current() - the packet the engine is processing for @qp
- * @qp:		the QP, lock held
- *
- * Return: the struct softrc_rx of the packet whose softrc_eng_rx() call
- * for @qp is running on this CPU, or NULL outside one.
- */
-const struct softrc_rx *softrc_rx_current(const struct softrc_qp *qp)
-{
-	const struct softrc_rx *rx = this_cpu_read(softrc_rx_cur);
-
-	lockdep_assert_held(&qp->lock);
-	return rx && rx->qp == qp ? rx : NULL;
-}
 
 /* The netdev a packet arrived on (a VLAN's or macvlan's lower device). */
 static struct net_device *softrc_rx_netdev(struct sk_buff *skb)
@@ -177,9 +151,7 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct softrc_rx *rx)
 		trace_softrc_pkt_rx(qp, pkt);
 		trace_softrc_nak_rx(qp, pkt);
 		rx->qp = qp;
-		this_cpu_write(softrc_rx_cur, rx);
 		softrc_eng_rx(&qp->core, pkt, rx, softrc_now());
-		this_cpu_write(softrc_rx_cur, NULL);
 		rx->qp = NULL;
 		softrc_eng_rx_flush(&qp->core);
 		softrc_qp_run_tx(qp);

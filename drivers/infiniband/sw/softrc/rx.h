@@ -3,8 +3,7 @@
  * rx.c: the receive path, from the tunnel socket (or the self queue) to
  * the engine of a QP, and the struct softrc_rx it hands down.
  *
- * Context: softirq (encap_rcv, the self tasklet); softrc_rx_current under
- * a QP lock.
+ * Context: softirq (encap_rcv, the self tasklet).
  */
 #ifndef SOFTRC_RX_H
 #define SOFTRC_RX_H
@@ -47,6 +46,5 @@ struct softrc_rx {
 
 int softrc_rx_encap_rcv(struct sock *sk, struct sk_buff *skb);
 void softrc_rx_self_task(struct tasklet_struct *t);
-const struct softrc_rx *softrc_rx_current(const struct softrc_qp *qp);
 
 #endif /* SOFTRC_RX_H */

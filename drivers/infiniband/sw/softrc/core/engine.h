@@ -353,6 +353,7 @@ struct softrc_eng_buf {
 #define SOFTRC_CQE_WITH_IMM	BIT(1)
 #define SOFTRC_CQE_WITH_INV	BIT(2)
 #define SOFTRC_CQE_GRH		BIT(3)	/* UD: a GRH fills the first 40 bytes */
+#define SOFTRC_CQE_SOLICITED	BIT(4)	/* receive: the message's BTH had SE */
 
 /**
  * struct softrc_eng_cqe - one completion handed to ops->complete
@@ -365,6 +366,8 @@ struct softrc_eng_buf {
  * @imm:	immediate data, network order
  * @inv_rkey:	invalidated R_Key (SEND_WITH_INV)
  * @src_qp:	UD receive: the sender's QP (DETH)
+ * @rx:		a receive completed by a packet: the caller's receive context
+ *		of that packet (as handed to ops->place), else NULL
  */
 struct softrc_eng_cqe {
 	u64 wr_id;
@@ -376,6 +379,7 @@ struct softrc_eng_cqe {
 	__be32 imm;
 	u32 inv_rkey;
 	u32 src_qp;
+	void *rx;
 };
 
 /* Bytes of the GRH slot at the start of every UD receive buffer. */

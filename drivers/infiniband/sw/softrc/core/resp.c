@@ -276,6 +276,8 @@ static void softrc_resp_complete_recv(struct softrc_eng_qp *qp, u8 status,
 		     SOFTRC_WC_RECV_RDMA_WITH_IMM : SOFTRC_WC_RECV;
 	if (!status) {
 		cqe.byte_len = len;
+		if (pkt->se)
+			cqe.flags |= SOFTRC_CQE_SOLICITED;
 		if (softrc_pkt_has(pkt, SOFTRC_H_IMMDT)) {
 			cqe.flags |= SOFTRC_CQE_WITH_IMM;
 			cqe.imm = pkt->imm;

@@ -151,7 +151,10 @@ void softrc_eng_ud_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
 	} else {
 		cqe.byte_len = len;
 		cqe.flags |= SOFTRC_CQE_GRH;
+		if (pkt->se)
+			cqe.flags |= SOFTRC_CQE_SOLICITED;
 		cqe.src_qp = pkt->sqpn;
+		cqe.rx = rx;
 		if (softrc_pkt_has(pkt, SOFTRC_H_IMMDT)) {
 			cqe.flags |= SOFTRC_CQE_WITH_IMM;
 			cqe.imm = pkt->imm;
