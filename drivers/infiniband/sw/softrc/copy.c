@@ -33,6 +33,7 @@
 #include "compat.h"
 #include "softrc.h"
 #include "copy.h"
+#include "icrc_skb.h"
 
 static int softrc_impl_set(const char *val, const struct kernel_param *kp)
 {
@@ -122,13 +123,20 @@ void softrc_net_copy(void *to, const void *from, u32 len)
 		memcpy(to, from, len);
 }
 
-/*
- * Best time of a few rounds of one copy from the first half of @buf to
- * its second half.
+/**
+ * softrc_impl_time() - best time of a few runs of one implementation
+ * @run:	one run over the first @len bytes of @buf with the
+ *		implementation @alt names; returns a result to compare
+ * @alt:	which of the two implementations
+ * @buf:	as softrc_impl_resolve() takes it
+ * @res:	set to the last run's result
+ *
+ * Return: the best time of SOFTRC_BENCH_ROUNDS runs over
+ * SOFTRC_BENCH_BYTES, in ns.
  */
-static u64 softrc_copy_bench(bool words, u8 *buf)
+u64 softrc_impl_time(u32 (*run)(bool alt, u8 *buf, u32 len), bool alt,
+		     u8 *buf, u32 *res)
 {
-	u8 *to = buf + SOFTRC_BENCH_BYTES;
 	u32 len = SOFTRC_BENCH_BYTES;
 	u64 best = U64_MAX, t;
 	int i;
@@ -141,14 +149,21 @@ static u64 softrc_copy_bench(bool words, u8 *buf)
 	OPTIMIZER_HIDE_VAR(len);
 	for (i = 0; i < SOFTRC_BENCH_ROUNDS; i++) {
 		t = ktime_get_ns();
-		if (words)
-			softrc_copy_words(to, buf, len);
-		else
-			memcpy(to, buf, len);
+		*res = run(alt, buf, len);
 		t = ktime_get_ns() - t;
 		best = min(best, t);
 	}
 	return best;
+}
+
+/* One copy from the first half of @buf to its second half. */
+static u32 softrc_copy_run(bool words, u8 *buf, u32 len)
+{
+	if (words)
+		softrc_copy_words(buf + SOFTRC_BENCH_BYTES, buf, len);
+	else
+		memcpy(buf + SOFTRC_BENCH_BYTES, buf, len);
+	return 0;
 }
 
 /* Time both copies on @buf; true if the word copy should be used. */
@@ -156,10 +171,11 @@ static bool softrc_copy_pick_words(u8 *buf)
 {
 	u8 *to = buf + SOFTRC_BENCH_BYTES;
 	u64 t_memcpy, t_words;
+	u32 res;
 
-	t_memcpy = softrc_copy_bench(false, buf);
+	t_memcpy = softrc_impl_time(softrc_copy_run, false, buf, &res);
 	memset(to, 0, SOFTRC_BENCH_BYTES);
-	t_words = softrc_copy_bench(true, buf);
+	t_words = softrc_impl_time(softrc_copy_run, true, buf, &res);
 	if (memcmp(to, buf, SOFTRC_BENCH_BYTES)) {
 		pr_warn("copy: the word copy is wrong; using memcpy\n");
 		return false;
@@ -183,27 +199,33 @@ const char *softrc_copy_init(u8 *buf)
 }
 
 /**
- * softrc_skb_copy_bits() - copy @len bytes of @skb at @off to @to
+ * softrc_skb_walk() - walk @len bytes of @skb at @off (linear part, frags)
  * @skb:	the packet (linear part and page frags; no frag list)
  * @off:	offset of the first byte
- * @to:		kernel destination
  * @len:	bytes
+ * @crc:	CRC register to continue when @to is NULL
+ * @to:		kernel destination to copy the bytes to, or NULL
+ * @left:	set to the bytes not reached (@skb too short)
  *
- * skb_copy_bits() with the copy routine softrc_net_copy() chose at load.
- * Return: 0, or -EFAULT if @skb is too short.
+ * The one loop over a received packet's bytes: copied with
+ * softrc_net_copy(), or run through softrc_net_crc() (icrc_skb.c), each
+ * the implementation chosen at load.
+ * Return: the CRC register (@crc unchanged when copying).
  */
-int softrc_skb_copy_bits(const struct sk_buff *skb, int off, void *to, int len)
+u32 softrc_skb_walk(const struct sk_buff *skb, int off, int len, u32 crc,
+		    u8 *to, int *left)
 {
 	int hlen = skb_headlen(skb);
-	u8 *d = to;
 	int i, n;
 
-	if (off < 0 || len < 0 || off > (int)skb->len - len)
-		return -EFAULT;
 	if (off < hlen) {
 		n = min(len, hlen - off);
-		softrc_net_copy(d, skb->data + off, n);
-		d += n;
+		if (to) {
+			softrc_net_copy(to, skb->data + off, n);
+			to += n;
+		} else {
+			crc = softrc_net_crc(crc, skb->data + off, n);
+		}
 		off += n;
 		len -= n;
 	}
@@ -223,12 +245,37 @@ int softrc_skb_copy_bits(const struct sk_buff *skb, int off, void *to, int len)
 				      p_len, copied) {
 			u8 *va = kmap_local_page(p);
 
-			softrc_net_copy(d, va + p_off, p_len);
-			d += p_len;
+			if (to) {
+				softrc_net_copy(to, va + p_off, p_len);
+				to += p_len;
+			} else {
+				crc = softrc_net_crc(crc, va + p_off, p_len);
+			}
 			kunmap_local(va);
 		}
 		len -= n;
 		off = 0;
 	}
-	return len ? -EFAULT : 0;
+	*left = len;
+	return crc;
+}
+
+/**
+ * softrc_skb_copy_bits() - copy @len bytes of @skb at @off to @to
+ * @skb:	the packet (linear part and page frags; no frag list)
+ * @off:	offset of the first byte
+ * @to:		kernel destination
+ * @len:	bytes
+ *
+ * skb_copy_bits() with the copy routine softrc_net_copy() chose at load.
+ * Return: 0, or -EFAULT if @skb is too short.
+ */
+int softrc_skb_copy_bits(const struct sk_buff *skb, int off, void *to, int len)
+{
+	int left;
+
+	if (off < 0 || len < 0 || off > (int)skb->len - len)
+		return -EFAULT;
+	softrc_skb_walk(skb, off, len, 0, to, &left);
+	return left ? -EFAULT : 0;
 }

@@ -32,8 +32,12 @@ struct softrc_impl {
 extern const struct kernel_param_ops softrc_impl_ops;
 bool softrc_impl_resolve(struct softrc_impl *impl, u8 *buf,
 			 bool (*pick)(u8 *buf));
+u64 softrc_impl_time(u32 (*run)(bool alt, u8 *buf, u32 len), bool alt,
+		     u8 *buf, u32 *res);
 const char *softrc_copy_init(u8 *buf);
 void softrc_net_copy(void *to, const void *from, u32 len);
+u32 softrc_skb_walk(const struct sk_buff *skb, int off, int len, u32 crc,
+		    u8 *to, int *left);
 int softrc_skb_copy_bits(const struct sk_buff *skb, int off, void *to, int len);
 
 #endif /* SOFTRC_COPY_H */

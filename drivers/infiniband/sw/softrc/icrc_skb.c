@@ -31,9 +31,7 @@
  * else.
  */
 #include <crypto/hash.h>
-#include <linux/highmem.h>
 #include <linux/jump_label.h>
-#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
@@ -84,28 +82,11 @@ u32 softrc_net_crc(u32 reg, const void *p, u32 len)
 	return softrc_crc_crypto(reg, p, len);
 }
 
-/*
- * Best time of a few rounds of one CRC over the first SOFTRC_BENCH_BYTES
- * of @buf, and in *@reg the CRC register it ends with.
- */
-static u64 softrc_crc_bench(bool fold, u8 *buf, u32 *reg)
+/* One CRC over the first @len bytes of @buf: its register. */
+static u32 softrc_crc_run(bool fold, u8 *buf, u32 len)
 {
-	u32 len = SOFTRC_BENCH_BYTES;
-	u64 best = U64_MAX, t;
-	int i;
-
-	/* a length the compiler cannot see, as on the data path (copy.c) */
-	OPTIMIZER_HIDE_VAR(len);
-	for (i = 0; i < SOFTRC_BENCH_ROUNDS; i++) {
-		t = ktime_get_ns();
-		if (fold)
-			*reg = softrc_crc32_fold(~0u, buf, len);
-		else
-			*reg = softrc_crc_crypto(~0u, buf, len);
-		t = ktime_get_ns() - t;
-		best = min(best, t);
-	}
-	return best;
+	return fold ? softrc_crc32_fold(~0u, buf, len) :
+		      softrc_crc_crypto(~0u, buf, len);
 }
 
 /* Time both CRCs on @buf; true if the fold should be used. */
@@ -114,8 +95,8 @@ static bool softrc_crc_pick_fold(u8 *buf)
 	u32 r_crypto, r_fold;
 	u64 t_crypto, t_fold;
 
-	t_crypto = softrc_crc_bench(false, buf, &r_crypto);
-	t_fold = softrc_crc_bench(true, buf, &r_fold);
+	t_crypto = softrc_impl_time(softrc_crc_run, false, buf, &r_crypto);
+	t_fold = softrc_impl_time(softrc_crc_run, true, buf, &r_fold);
 	if (r_crypto != r_fold) {
 		pr_warn("icrc: %s and the fold disagree; using the fold\n",
 			crypto_shash_driver_name(softrc_crc_tfm));
@@ -162,38 +143,9 @@ void softrc_icrc_exit(void)
 /* Continue CRC @crc over @len bytes of @skb at @off (linear part, frags). */
 static u32 softrc_skb_crc(const struct sk_buff *skb, int off, int len, u32 crc)
 {
-	int hlen = skb_headlen(skb);
-	int i, n;
+	int left;
 
-	if (off < hlen) {
-		n = min(len, hlen - off);
-		crc = softrc_net_crc(crc, skb->data + off, n);
-		off += n;
-		len -= n;
-	}
-	off -= hlen;
-	for (i = 0; len > 0 && i < skb_shinfo(skb)->nr_frags; i++) {
-		const skb_frag_t *f = &skb_shinfo(skb)->frags[i];
-		u32 p_off, p_len, copied;
-		struct page *p;
-		int fsize = skb_frag_size(f);
-
-		if (off >= fsize) {
-			off -= fsize;
-			continue;
-		}
-		n = min(len, fsize - off);
-		skb_frag_foreach_page(f, skb_frag_off(f) + off, n, p, p_off,
-				      p_len, copied) {
-			u8 *va = kmap_local_page(p);
-
-			crc = softrc_net_crc(crc, va + p_off, p_len);
-			kunmap_local(va);
-		}
-		len -= n;
-		off = 0;
-	}
-	return crc;
+	return softrc_skb_walk(skb, off, len, crc, NULL, &left);
 }
 
 /*
