@@ -17,6 +17,7 @@
 
 #include "softrc.h"
 #include "cq.h"
+#include "net.h"
 
 static u32 softrc_wc_flags_to_user(int flags)
 {

@@ -18,8 +18,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "softrc.h"
-#include "device.h"
-#include "sock.h"
+#include "net.h"
 #include "dump.h"
 
 #define SOFTRC_RXE_MODULE "rdma_rxe"
