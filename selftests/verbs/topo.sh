@@ -209,9 +209,25 @@ pp_pair_quiet() {
 	return $rc
 }
 
-# netem_set ARGS...: the same netem qdisc on both veth ends (wire only)
+# netem_pin_neigh: each veth end's neighbour entry for the other end's
+# address made permanent. Modify QP to RTR resolves the peer's MAC with a
+# one-second limit (rdma_addr_find_l2_eth_by_grh), shorter than ARP's own
+# resend, so a lost ARP request or reply under netem fails the connect with
+# ETIMEDOUT; the suites test the transport's recovery, not ARP's.
+netem_pin_neigh() {
+	local ip_a=10.0.0.1 mac_a mac_b
+	[ "$TOPO" = wire ] || return 0
+	mac_a=$($RUN_A cat "/sys/class/net/$IF_A/address") &&
+		mac_b=$($RUN_B cat "/sys/class/net/$IF_B/address") &&
+		$RUN_A ip neigh replace "$IP_B" lladdr "$mac_b" dev "$IF_A" nud permanent &&
+		$RUN_B ip neigh replace "$ip_a" lladdr "$mac_a" dev "$IF_B" nud permanent
+}
+
+# netem_set ARGS...: the same netem qdisc on both veth ends (wire only),
+# the neighbours pinned first
 netem_set() {
-	$RUN_A tc qdisc replace dev "$IF_A" root netem "$@" &&
+	netem_pin_neigh &&
+		$RUN_A tc qdisc replace dev "$IF_A" root netem "$@" &&
 		$RUN_B tc qdisc replace dev "$IF_B" root netem "$@"
 }
 
