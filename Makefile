@@ -10,6 +10,8 @@
 #   make demo         boot the VM, create devices, show them
 #   make style        checkpatch --strict on our sources; kernel version
 #                     tests only in compat.h (tools/testing/compat-check.sh)
+#                     and the module sees the engine through core/engine.h
+#                     alone (tools/testing/engine-check.sh)
 #   make sparse       sparse (C=2) with endian checks
 #   make fuzz | coverage | bench-core   protocol core on the host
 #   make bench        perftest on softrc and on rxe (one VM boot each), ratios,
@@ -299,6 +301,7 @@ CHECKPATCH	= $$ksrc/scripts/checkpatch.pl --strict --no-tree --terse \
 		  --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG
 style:
 	@tools/testing/compat-check.sh
+	@tools/testing/engine-check.sh
 	@ksrc=$$(tools/setup/kernel-src.sh) && \
 	$(CHECKPATCH) -f $(filter-out $(XMACRO_FILES) $(TRACE_FILES),$(SRC_FILES)) && \
 	$(CHECKPATCH) --ignore COMPLEX_MACRO,MACRO_ARG_REUSE,TRAILING_SEMICOLON \

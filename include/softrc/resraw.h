@@ -18,13 +18,13 @@
  * and port next to the bytes, so each record names its object itself
  * (QPN, CQN, MRN: the restrack ids the -dd output shows).
  *
- * State fields carry the engine's enum values (core/qp.h: enum
- * softrc_qp_state, softrc_req_state, softrc_resp_state); the decoder
- * names them with the core's own name tables. The values of the module's
- * own enums (CQ notify, MR kind and state) come from one list each,
- * X(constant, value, name), that both sides expand: into the enum here,
- * and into a name table (SOFTRC_RESRAW_NAME) in the module's -dd output
- * and in the decoder, so a value has one name everywhere.
+ * State fields carry the engine's enum values (core/engine.h: enum
+ * softrc_eng_state, softrc_eng_req_state, softrc_eng_resp_state); the
+ * decoder names them with the core's own name tables. The values of the
+ * module's own enums (CQ notify, MR kind and state) come from one list
+ * each, X(constant, value, name), that both sides expand: into the enum
+ * here, and into a name table (SOFTRC_RESRAW_NAME) in the module's -dd
+ * output and in the decoder, so a value has one name everywhere.
  */
 #ifndef SOFTRC_RESRAW_H
 #define SOFTRC_RESRAW_H
@@ -75,9 +75,9 @@ struct softrc_resraw_hdr {
  * @qpn:		QP number
  * @qp_type:		IB_QPT_* (2 is RC)
  * @ib_state:		IB_QPS_* as the verbs see it
- * @state:		engine QP state (enum softrc_qp_state)
- * @req_state:		requester state (enum softrc_req_state)
- * @resp_state:		responder state (enum softrc_resp_state)
+ * @state:		engine QP state (enum softrc_eng_state)
+ * @req_state:		requester state (enum softrc_eng_req_state)
+ * @resp_state:		responder state (enum softrc_eng_resp_state)
  * @timers:		SOFTRC_RESRAW_TIMER_* armed
  * @retry_left:		transport retries left
  * @rnr_left:		RNR retries left (7: infinite)

@@ -12,7 +12,7 @@
  * --callgrind: one short run of the wire loop (no payload copy, no CRC),
  * for valgrind --tool=callgrind: `make bench` collects once inside
  * bench_loop() (engine + build_hdrs + parse) and once inside the engine
- * entry points only (softrc_core_*), and divides by the packet count.
+ * entry points only (core/engine.h), and divides by the packet count.
  *
  * Context: host user space only.
  */
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "qp.h"
+#include "internal.h"
 #include "parse.h"
 #include "icrc.h"
 
@@ -34,10 +34,10 @@ struct bench_pkt {
 };
 
 struct bench_ep {
-	struct softrc_core_qp qp;
-	struct softrc_send_wqe sq[SQ_DEPTH];
-	struct softrc_recv_wqe rq[16];
-	struct softrc_rd_res res[4];
+	struct softrc_eng_qp qp;
+	struct softrc_eng_send_wqe sq[SQ_DEPTH];
+	struct softrc_eng_recv_wqe rq[16];
+	struct softrc_eng_rd_res res[4];
 	struct bench_pkt *q;		/* packets this side sent */
 	u32 qhead, qtail;
 	u64 done;
@@ -48,7 +48,7 @@ static bool copy_payload;
 static u8 *src_buf, *dst_buf, *rx_payload;
 
 static int b_xmit(void *ctx, const struct softrc_pkt *pkt,
-		  const struct softrc_buf *pl)
+		  const struct softrc_eng_buf *pl)
 {
 	struct bench_ep *e = ctx;
 	struct bench_pkt *p = &e->q[e->qtail++ & (QDEPTH - 1)];
@@ -70,7 +70,7 @@ static void b_key_put(void *ctx, void *pin)
 {
 }
 
-static int b_place(void *ctx, const struct softrc_buf *dst, void *rx,
+static int b_place(void *ctx, const struct softrc_eng_buf *dst, void *rx,
 		   u32 pkt_off)
 {
 	if (copy_payload)
@@ -105,14 +105,14 @@ static int b_invalidate(void *ctx, u32 rkey)
 	return 0;
 }
 
-static void b_complete(void *ctx, const struct softrc_cqe *cqe)
+static void b_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 {
 	struct bench_ep *e = ctx;
 
 	e->done++;
 }
 
-static void b_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
+static void b_timer(void *ctx, enum softrc_eng_timer_id id, u64 deadline)
 {
 }
 
@@ -121,7 +121,7 @@ static void b_qp_error(void *ctx)
 	abort();
 }
 
-static const struct softrc_core_ops b_ops = {
+static const struct softrc_eng_ops b_ops = {
 	.xmit = b_xmit, .mr_check = b_mr_check, .key_put = b_key_put,
 	.place = b_place,
 	.atomic = b_atomic, .atomic_result = b_atomic_result,
@@ -133,7 +133,7 @@ static const struct softrc_core_ops b_ops = {
 
 static void bench_setup(void)
 {
-	struct softrc_core_attr a = {
+	struct softrc_eng_attr a = {
 		.pmtu = 4096, .sq_psn = 0xfff000, .rq_psn = 77, .pkey = 0xffff,
 		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
 		.max_rd_atomic = 4, .no_credits = true, .max_unacked = 1024,
@@ -141,7 +141,7 @@ static void bench_setup(void)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		struct softrc_core_storage st = {
+		struct softrc_eng_storage st = {
 			.sq = ep[i].sq, .sq_depth = SQ_DEPTH,
 			.rq = ep[i].rq, .rq_depth = 16,
 			.res = ep[i].res, .nres = 4,
@@ -157,7 +157,7 @@ static void bench_setup(void)
 			a.sq_psn = 77;
 			a.rq_psn = 0xfff000;
 		}
-		if (softrc_core_qp_init(&ep[i].qp, &b_ops, &ep[i], &a, &st))
+		if (softrc_eng_init(&ep[i].qp, &b_ops, &ep[i], &a, &st))
 			abort();
 	}
 }
@@ -175,15 +175,15 @@ static void bench_deliver(struct bench_ep *from, struct bench_ep *to, u64 now)
 
 		if (softrc_parse(p->hdr, hlen, len, 4096, &pkt))
 			abort();
-		softrc_core_rx(&to->qp, &pkt, p->hdr, now);
+		softrc_eng_rx(&to->qp, &pkt, p->hdr, now);
 	}
-	softrc_core_rx_flush(&to->qp);
+	softrc_eng_rx_flush(&to->qp);
 }
 
 /* The measured loop: post @msgs WRITEs of 64 KiB and run to completion. */
 u64 bench_loop(u64 msgs)
 {
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.opcode = SOFTRC_WR_RDMA_WRITE, .length = MSG,
 		.send_flags = SOFTRC_SEND_SIGNALED, .rkey = 1,
 	};
@@ -194,10 +194,10 @@ u64 bench_loop(u64 msgs)
 		while (posted < msgs &&
 		       a->qp.req.tail - a->qp.req.head < SQ_DEPTH) {
 			wr.wr_id = posted++;
-			if (softrc_core_post_send(&a->qp, &wr) < 0)
+			if (softrc_eng_post_send(&a->qp, &wr) < 0)
 				abort();
 		}
-		pkts += softrc_core_tx(&a->qp, now, 256);
+		pkts += softrc_eng_tx(&a->qp, now, 256);
 		bench_deliver(a, b, now);
 		pkts += b->qtail - b->qhead;
 		bench_deliver(b, a, now);

@@ -120,7 +120,7 @@ static void fuzz_accepted(const u8 *bth, u32 len, const struct softrc_pkt *pkt)
 }
 
 #ifdef SOFTRC_FUZZ_QP
-#include "qp.h"
+#include "internal.h"
 
 #define FUZZ_SQ		32
 #define FUZZ_RQ		32
@@ -136,10 +136,10 @@ struct fuzz_rx {
 };
 
 struct fuzz_qp {
-	struct softrc_core_qp qp;
-	struct softrc_send_wqe sq[FUZZ_SQ];
-	struct softrc_recv_wqe rq[FUZZ_RQ];
-	struct softrc_rd_res res[FUZZ_RES];
+	struct softrc_eng_qp qp;
+	struct softrc_eng_send_wqe sq[FUZZ_SQ];
+	struct softrc_eng_recv_wqe rq[FUZZ_RQ];
+	struct softrc_eng_rd_res res[FUZZ_RES];
 	u32 sq_len[FUZZ_SQ];		/* posted length per send slot */
 	u64 now;
 	u64 deadline[SOFTRC_TIMER_NR];
@@ -152,7 +152,7 @@ static struct fuzz_qp fq;
 
 /* Everything the engine sends must be a packet the parser accepts. */
 static int fuzz_xmit(void *ctx, const struct softrc_pkt *pkt,
-		     const struct softrc_buf *payload)
+		     const struct softrc_eng_buf *payload)
 {
 	static u8 buf[FUZZ_MAX_PKT];
 	struct softrc_pkt back;
@@ -190,7 +190,7 @@ static void fuzz_key_put(void *ctx, void *pin)
 	fq.pins--;
 }
 
-static int fuzz_place(void *ctx, const struct softrc_buf *dst, void *rx,
+static int fuzz_place(void *ctx, const struct softrc_eng_buf *dst, void *rx,
 		       u32 pkt_off)
 {
 	const struct fuzz_rx *r = rx;
@@ -243,12 +243,12 @@ static int fuzz_invalidate(void *ctx, u32 rkey)
 	return 0;
 }
 
-static void fuzz_complete(void *ctx, const struct softrc_cqe *cqe)
+static void fuzz_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 {
 	fq.cqes++;
 }
 
-static void fuzz_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
+static void fuzz_timer(void *ctx, enum softrc_eng_timer_id id, u64 deadline)
 {
 	CHECK(id < SOFTRC_TIMER_NR);
 	fq.deadline[id] = deadline;
@@ -258,7 +258,7 @@ static void fuzz_qp_error(void *ctx)
 {
 }
 
-static const struct softrc_core_ops fuzz_ops = {
+static const struct softrc_eng_ops fuzz_ops = {
 	.xmit = fuzz_xmit,
 	.mr_check = fuzz_mr_check,
 	.key_put = fuzz_key_put,
@@ -274,7 +274,7 @@ static const struct softrc_core_ops fuzz_ops = {
 };
 
 /* The work requests of rcgen.py (README), in order. */
-static const struct softrc_send_wr fuzz_wrs[] = {
+static const struct softrc_eng_send_wr fuzz_wrs[] = {
 	{ .opcode = SOFTRC_WR_SEND, .length = 13 },
 	{ .opcode = SOFTRC_WR_SEND, .length = 2501 },
 	{ .opcode = SOFTRC_WR_SEND_WITH_IMM, .length = 32 },
@@ -298,13 +298,13 @@ static const struct softrc_send_wr fuzz_wrs[] = {
 
 static void fuzz_post_send(u32 i)
 {
-	struct softrc_send_wr wr = fuzz_wrs[i % ARRAY_SIZE(fuzz_wrs)];
+	struct softrc_eng_send_wr wr = fuzz_wrs[i % ARRAY_SIZE(fuzz_wrs)];
 	int slot;
 
 	wr.wr_id = i;
 	wr.send_flags = SOFTRC_SEND_SIGNALED;
 	wr.remote_addr = 0x6deb000;
-	slot = softrc_core_post_send(&fq.qp, &wr);
+	slot = softrc_eng_post_send(&fq.qp, &wr);
 	if (slot >= 0) {
 		CHECK(slot < FUZZ_SQ);
 		fq.sq_len[slot] = wr.length;
@@ -318,34 +318,34 @@ static void fuzz_post_send(u32 i)
  */
 static void fuzz_qp_setup(void)
 {
-	struct softrc_core_attr attr = {
+	struct softrc_eng_attr attr = {
 		.pmtu = FUZZ_PMTU, .sq_psn = 0xfffff0, .rq_psn = 0xfffff0,
 		.dqpn = FUZZ_QPN, .pkey = SOFTRC_DEFAULT_PKEY, .timeout = 18,
 		.retry_cnt = 7, .rnr_retry = 7, .min_rnr_timer = 28,
 		.max_rd_atomic = FUZZ_RES, .no_credits = true,
 	};
-	struct softrc_core_storage st = {
+	struct softrc_eng_storage st = {
 		.sq = fq.sq, .sq_depth = FUZZ_SQ, .rq = fq.rq,
 		.rq_depth = FUZZ_RQ, .res = fq.res, .nres = FUZZ_RES,
 	};
 	u32 i;
 
 	memset(&fq, 0, sizeof(fq));
-	CHECK(!softrc_core_qp_init(&fq.qp, &fuzz_ops, &fq, &attr, &st));
+	CHECK(!softrc_eng_init(&fq.qp, &fuzz_ops, &fq, &attr, &st));
 	for (i = 0; i < 8; i++)
-		CHECK(softrc_core_post_recv(&fq.qp, 100 + i, FUZZ_RECV_LEN) >= 0);
+		CHECK(softrc_eng_post_recv(&fq.qp, 100 + i, FUZZ_RECV_LEN) >= 0);
 	for (i = 0; i < ARRAY_SIZE(fuzz_wrs); i++)
 		fuzz_post_send(i);
-	softrc_core_tx(&fq.qp, fq.now, 64);
+	softrc_eng_tx(&fq.qp, fq.now, 64);
 }
 
-static void fuzz_timer_fire(enum softrc_timer_id id)
+static void fuzz_timer_fire(enum softrc_eng_timer_id id)
 {
 	if (!fq.deadline[id])
 		return;
 	if (fq.now < fq.deadline[id])
 		fq.now = fq.deadline[id];
-	softrc_core_timer(&fq.qp, id, fq.now);
+	softrc_eng_timer(&fq.qp, id, fq.now);
 }
 
 static void fuzz_action(u8 ctl, u32 n)
@@ -353,7 +353,7 @@ static void fuzz_action(u8 ctl, u32 n)
 	fq.now += (u64)(ctl >> 6) * 50000000ull;	/* 0..150 ms */
 	switch ((ctl >> 3) & 7) {
 	case 1:
-		softrc_core_tx(&fq.qp, fq.now, 8);
+		softrc_eng_tx(&fq.qp, fq.now, 8);
 		break;
 	case 2:
 		fuzz_timer_fire(SOFTRC_TIMER_RETRY);
@@ -362,17 +362,17 @@ static void fuzz_action(u8 ctl, u32 n)
 		fuzz_timer_fire(SOFTRC_TIMER_RNR);
 		break;
 	case 4:
-		softrc_core_rx_flush(&fq.qp);
+		softrc_eng_rx_flush(&fq.qp);
 		break;
 	case 5:
-		softrc_core_post_recv(&fq.qp, 200 + n, FUZZ_RECV_LEN);
+		softrc_eng_post_recv(&fq.qp, 200 + n, FUZZ_RECV_LEN);
 		break;
 	case 6:
 		fuzz_post_send(n);
 		break;
 	case 7:
 		if (n % 16 == 15)
-			softrc_core_set_error(&fq.qp);
+			softrc_eng_set_error(&fq.qp);
 		break;
 	}
 }
@@ -384,17 +384,17 @@ static void fuzz_engine_rx(const u8 *bth, u32 len,
 
 	if (pkt->dqpn != FUZZ_QPN)
 		return;		/* the glue routes by QPN */
-	softrc_core_rx(&fq.qp, pkt, &rx, fq.now);
+	softrc_eng_rx(&fq.qp, pkt, &rx, fq.now);
 }
 
 static void fuzz_engine_end(void)
 {
-	softrc_core_rx_flush(&fq.qp);
-	softrc_core_tx(&fq.qp, fq.now, 64);
-	softrc_core_set_error(&fq.qp);
+	softrc_eng_rx_flush(&fq.qp);
+	softrc_eng_tx(&fq.qp, fq.now, 64);
+	softrc_eng_set_error(&fq.qp);
 	CHECK(fq.qp.state == SOFTRC_QPS_ERROR);
 	/* ERROR (and a reset after it) dropped every pin, each once */
-	softrc_core_release(&fq.qp);
+	softrc_eng_release(&fq.qp);
 	CHECK(!fq.pins);
 }
 #else

@@ -61,7 +61,7 @@ TEST(aw_req_packet)
 	ct_init(&t, NULL);
 	slot = post_aw(&t, SOFTRC_SEND_SIGNALED);
 	ASSERT_LE(0, slot);
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	ASSERT_EQ(1, t.ntx);
 	EXPECT_EQ(SOFTRC_OP_ATOMIC_WRITE, t.tx[0].opcode);
 	EXPECT_EQ(1000, t.tx[0].psn);
@@ -340,7 +340,7 @@ TEST(aw_parse_reject_naks_invalid_request)
  */
 TEST(aw_sim_lossy_link)
 {
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.rkey = 0x200, .send_flags = SOFTRC_SEND_SIGNALED,
 	};
 	const u64 words = 64 << 10, src = 128 << 10;

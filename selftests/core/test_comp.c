@@ -29,7 +29,7 @@ TEST(comp_retire_in_post_order)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 2000, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE_WITH_IMM, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 0);	/* mid-WRITE: nothing */
 	EXPECT_EQ(0, t.ncqe);
 	EXPECT_EQ(1001, t.qp.req.una);
@@ -55,7 +55,7 @@ TEST(comp_never_past_outstanding_read)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 100, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	/* MSN 3 covers all three, but the READ has had no response */
 	rx_ack(&t, 1002, SOFTRC_AETH_ACK | 31, 3);
 	ASSERT_EQ(1, t.ncqe);
@@ -79,11 +79,11 @@ TEST(comp_ack_below_read_does_not_imply_nak)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 100, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 1);
 	EXPECT_EQ(1, t.ncqe);
 	EXPECT_EQ(0, t.qp.cnt.implied_naks);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 1, 100));
 }
 
 TEST(comp_unsignaled_retire_silently)
@@ -94,7 +94,7 @@ TEST(comp_unsignaled_retire_silently)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1002, SOFTRC_AETH_ACK | 31, 3);
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(0x102, t.cqe[0].wr_id);
@@ -106,11 +106,11 @@ static void nak_case(struct __test_metadata *_metadata, u8 code, u8 status)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	softrc_core_post_recv(&t.qp, 7, 64);
+	softrc_eng_post_recv(&t.qp, 7, 64);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1001, SOFTRC_AETH_NAK | code, 1);
 	/* the first retires silently, the NAKed one fails, the rest flush */
 	ASSERT_EQ(3, t.ncqe);
@@ -123,7 +123,7 @@ static void nak_case(struct __test_metadata *_metadata, u8 code, u8 status)
 	EXPECT_TRUE(t.errored);
 	EXPECT_EQ(SOFTRC_QPS_ERROR, t.qp.state);
 	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 2, 100));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 2, 100));
 }
 
 TEST(comp_nak_invalid_request)
@@ -147,7 +147,7 @@ TEST(comp_nak_reserved_code_dropped)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1000, SOFTRC_AETH_NAK | 9, 0);
 	rx_ack(&t, 1000, SOFTRC_AETH_RESERVED, 0);
 	EXPECT_EQ(0, t.ncqe);
@@ -162,7 +162,7 @@ TEST(comp_stale_and_bogus_acks_dropped)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 1);
 	rx_ack(&t, 999, SOFTRC_AETH_ACK | 31, 0);	/* before una */
 	rx_ack(&t, 1005, SOFTRC_AETH_ACK | 31, 9);	/* never sent */
@@ -179,18 +179,18 @@ TEST(comp_seq_nak_counts_a_retry)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
 	EXPECT_EQ(1, t.ncqe);
 	EXPECT_EQ(7 - 1, t.qp.req.retry_left);
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 1, 100));
 	EXPECT_EQ(1001, t.tx[2].psn);
 	EXPECT_EQ(1, t.nretx);
 	EXPECT_EQ(1001, t.retx_psn[0]);
 	EXPECT_EQ(SOFTRC_RETRY_nak_seq, t.retx_why[0]);
 	/* the same NAK again before progress: no second go-back */
 	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 1, 100));
 	EXPECT_EQ(6, t.qp.req.retry_left);
 	EXPECT_EQ(1, t.nretx);
 }
@@ -202,12 +202,12 @@ TEST(comp_implied_nak_once_per_loss)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1001, SOFTRC_AETH_ACK | 31, 2);
 	rx_ack(&t, 1001, SOFTRC_AETH_ACK | 31, 2);
 	EXPECT_EQ(2, t.qp.cnt.implied_naks);
 	EXPECT_EQ(6, t.qp.req.retry_left);
-	EXPECT_EQ(2, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(2, softrc_eng_tx(&t.qp, 1, 100));
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[2].opcode);
 	EXPECT_EQ(1, t.nretx);
 	EXPECT_EQ(1000, t.retx_psn[0]);
@@ -223,7 +223,7 @@ TEST(comp_seq_nak_past_read_is_read_restart)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1002, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 2);
 	EXPECT_EQ(1, t.qp.cnt.seq_naks_rcvd);
 	EXPECT_EQ(1, t.nretx);
@@ -239,7 +239,7 @@ TEST(comp_read_response_placement)
 
 	ct_init(&t, NULL);
 	slot = ct_post(&t, SOFTRC_WR_RDMA_READ, 2500, SIG);
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, 1000, 1024, 1);
 	ct_rx(&t, &p, 1);
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE, 1001, 1024, 1);
@@ -265,7 +265,7 @@ TEST(comp_read_response_wrong_shape_dropped)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 2000, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_ATOMIC_FETCH_AND_ADD, 8, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, 1000, 1000, 1);
 	ct_rx(&t, &p, 1);			/* FIRST must be pmtu */
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 2000, 1);
@@ -291,7 +291,7 @@ TEST(comp_atomic_result_delivered)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_ATOMIC_CMP_AND_SWP, 8, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	p = ct_resp(SOFTRC_OP_ATOMIC_ACKNOWLEDGE, 1000, 0, 1);
 	p.orig = 0x1122334455667788ull;
 	ct_rx(&t, &p, 1);
@@ -318,14 +318,14 @@ TEST(comp_error_nak_past_unanswered_read_is_implied_nak)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10, 0));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1001, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS, 1);
 	EXPECT_EQ(0, t.ncqe);
 	EXPECT_FALSE(t.errored);
 	EXPECT_EQ(1, t.qp.cnt.rem_access_naks_rcvd);
 	EXPECT_EQ(1, t.qp.cnt.implied_naks);
 	EXPECT_EQ(6, t.qp.req.retry_left);
-	EXPECT_LE(1, softrc_core_tx(&t.qp, 2, 100));
+	EXPECT_LE(1, softrc_eng_tx(&t.qp, 2, 100));
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[2].opcode);
 	EXPECT_EQ(1000, t.tx[2].psn);
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 10, 1);
@@ -346,7 +346,7 @@ TEST(comp_rnr_nak_waits_then_resends)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1001, SOFTRC_AETH_RNR_NAK | 3, 1);
 	EXPECT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_REQ_RNR_WAIT, t.qp.req.state);
@@ -356,17 +356,17 @@ TEST(comp_rnr_nak_waits_then_resends)
 	EXPECT_EQ(1001, t.rnr_psn);
 	EXPECT_EQ(30000, t.rnr_wait_ns);
 	EXPECT_EQ(0, t.nretx);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 2, 100));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 2, 100));
 	/* a timeout while waiting does nothing */
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
 	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RETRY]);
 	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RNR]);
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RNR, d);
 	EXPECT_EQ(SOFTRC_REQ_READY, t.qp.req.state);
 	EXPECT_EQ(1, t.nexpired[SOFTRC_TIMER_RNR]);
 	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RETRY]);
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, d, 100));
 	EXPECT_EQ(1001, t.tx[2].psn);
 	EXPECT_NE(0, t.deadline[SOFTRC_TIMER_RETRY]);
 	EXPECT_EQ(1, t.nretx);
@@ -378,7 +378,7 @@ TEST(comp_rnr_nak_waits_then_resends)
 static void rnr_retry1_sends(struct __test_metadata *_metadata, struct ct *t,
 			     int n)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	int i;
 
 	ct_attr_default(&attr);
@@ -386,7 +386,7 @@ static void rnr_retry1_sends(struct __test_metadata *_metadata, struct ct *t,
 	ct_init(t, &attr);
 	for (i = 0; i < n; i++)
 		ASSERT_LE(0, ct_post(t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t->qp, 0, 100);
+	softrc_eng_tx(&t->qp, 0, 100);
 }
 
 /*
@@ -406,8 +406,8 @@ TEST(comp_rnr_retry_counted_when_nak_also_acks)
 	EXPECT_EQ(SOFTRC_REQ_RNR_WAIT, t.qp.req.state);
 	EXPECT_EQ(0, t.qp.req.rnr_left);
 	d = t.deadline[SOFTRC_TIMER_RNR];
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, d, 100));
 	EXPECT_EQ(1001, t.tx[2].psn);
 	rx_ack(&t, 1001, SOFTRC_AETH_RNR_NAK | 1, 1);	/* the retry spent */
 	ASSERT_EQ(2, t.ncqe);
@@ -431,8 +431,8 @@ TEST(comp_rnr_duplicate_nak_not_counted)
 	EXPECT_EQ(0, t.ncqe);
 	EXPECT_EQ(SOFTRC_REQ_RNR_WAIT, t.qp.req.state);
 	EXPECT_EQ(d, t.deadline[SOFTRC_TIMER_RNR]);
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 100));
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, d, 100));
 	rx_ack(&t, 1000, SOFTRC_AETH_RNR_NAK | 1, 0);
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_RNR_RETRY_EXC_ERR, t.cqe[0].status);
@@ -443,20 +443,20 @@ TEST(comp_set_error_flushes_both_queues)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	softrc_core_post_recv(&t.qp, 1, 64);
+	softrc_eng_post_recv(&t.qp, 1, 64);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, 0));
-	softrc_core_tx(&t.qp, 0, 100);
-	softrc_core_set_error(&t.qp);
+	softrc_eng_tx(&t.qp, 0, 100);
+	softrc_eng_set_error(&t.qp);
 	ASSERT_EQ(3, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[0].status);
 	EXPECT_EQ(SOFTRC_WC_RDMA_READ, t.cqe[1].opcode);
 	EXPECT_TRUE(t.cqe[2].flags & SOFTRC_CQE_RECV);
-	softrc_core_set_error(&t.qp);		/* idempotent */
+	softrc_eng_set_error(&t.qp);		/* idempotent */
 	EXPECT_EQ(3, t.ncqe);
 	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 1);
 	EXPECT_EQ(1, t.qp.cnt.drop_state);
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
 	/* no expiry is reported on a QP in ERROR */
 	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RETRY]);
@@ -470,7 +470,7 @@ TEST(comp_msn_retires_sends_behind_answered_read)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 3000, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	/* the READ response carries MSN 2: the WRITE behind it is done too */
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 10, 2);
 	ct_rx(&t, &p, 1);
@@ -485,7 +485,7 @@ TEST(comp_msn_beyond_posted_ignored)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 3000, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 2);	/* only SSN 1 exists */
 	EXPECT_EQ(0, t.qp.req.msn);
 	EXPECT_EQ(0, t.ncqe);
@@ -508,7 +508,7 @@ TEST(comp_msn_beyond_sent_dropped)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 20 * 1024, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	EXPECT_EQ(5, softrc_core_tx(&t.qp, 0, 5));
+	EXPECT_EQ(5, softrc_eng_tx(&t.qp, 0, 5));
 	EXPECT_EQ(1005, t.qp.req.psn_next);
 	rx_ack(&t, 1000, SOFTRC_AETH_ACK | 31, 1);
 	EXPECT_EQ(0, t.ncqe);
@@ -516,14 +516,14 @@ TEST(comp_msn_beyond_sent_dropped)
 	EXPECT_EQ(0, t.qp.req.msn);
 	EXPECT_EQ(1000, t.qp.req.una);
 	/* the rest goes out, the real ACKs retire both */
-	n = softrc_core_tx(&t.qp, 2, 100);
+	n = softrc_eng_tx(&t.qp, 2, 100);
 	EXPECT_EQ(16, n);
 	EXPECT_EQ(1021, t.qp.req.psn_next);
 	rx_ack(&t, 1020, SOFTRC_AETH_ACK | 31, 2);
 	ASSERT_EQ(2, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
 	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[1].status);
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
 }
 
 /* A local WQE completes in post order, after a large WRITE before it. */
@@ -536,7 +536,7 @@ TEST(comp_local_completes_in_post_order)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	EXPECT_EQ(2, t.nlocal);
 	EXPECT_EQ(0, t.ncqe);		/* the WRITE is not acknowledged */
 	rx_ack(&t, 1004, SOFTRC_AETH_ACK | 31, 0);
@@ -554,7 +554,7 @@ TEST(comp_local_completes_in_post_order)
 	rx_ack(&t, 1008, SOFTRC_AETH_ACK | 31, 2);
 	ASSERT_EQ(4, t.ncqe);
 	EXPECT_EQ(0x103, t.cqe[3].wr_id);
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
 }
 
 /* At the head, a local WQE completes at once; unsignaled, silently. */
@@ -566,7 +566,7 @@ TEST(comp_local_at_head_completes_at_once)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_REG_MR, 0, SIG));
-	EXPECT_EQ(3, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(3, softrc_eng_tx(&t.qp, 0, 100));
 	ASSERT_EQ(2, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_LOCAL_INV, t.cqe[0].opcode);
 	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
@@ -574,7 +574,7 @@ TEST(comp_local_at_head_completes_at_once)
 	EXPECT_EQ(0x102, t.cqe[1].wr_id);
 	EXPECT_EQ(0, t.ntx);
 	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
 }
 
 /*
@@ -590,9 +590,9 @@ TEST(comp_local_failure_in_order_then_error)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
 	t.local_fail = SOFTRC_WC_MW_BIND_ERR;
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	EXPECT_EQ(1, t.ntx);		/* nothing after the failed bind */
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(1, t.nlocal);
 	EXPECT_EQ(0, t.ncqe);
 	EXPECT_FALSE(t.errored);
@@ -618,7 +618,7 @@ TEST(comp_local_failure_at_head)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SIG));
 	t.local_fail = SOFTRC_WC_LOC_QP_OP_ERR;
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	EXPECT_EQ(0, t.ntx);
 	ASSERT_EQ(2, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_LOC_QP_OP_ERR, t.cqe[0].status);
@@ -634,7 +634,7 @@ TEST(comp_local_flushed)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, SIG));
-	softrc_core_set_error(&t.qp);
+	softrc_eng_set_error(&t.qp);
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_BIND_MW, t.cqe[0].opcode);
 	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[0].status);

@@ -38,11 +38,11 @@ static void rx_gl(struct ct *t, u32 psn)
 
 static int post_fl_tl(struct ct *t, u8 flags, u8 type, u8 level, u32 len)
 {
-	struct softrc_send_wr wr = ct_wr(t, SOFTRC_WR_FLUSH, len, flags);
+	struct softrc_eng_send_wr wr = ct_wr(t, SOFTRC_WR_FLUSH, len, flags);
 
 	wr.flush_type = type;
 	wr.flush_level = level;
-	return softrc_core_post_send(&t->qp, &wr);
+	return softrc_eng_post_send(&t->qp, &wr);
 }
 
 static int post_fl(struct ct *t, u8 flags)
@@ -79,7 +79,7 @@ TEST(fl_req_packet)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	ASSERT_EQ(1, t.ntx);
 	EXPECT_EQ(SOFTRC_OP_FLUSH, t.tx[0].opcode);
 	EXPECT_EQ(1000, t.tx[0].psn);
@@ -98,7 +98,7 @@ TEST(fl_req_packet)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, post_fl_tl(&t, 0, SOFTRC_FLUSH_TYPES, SOFTRC_FLUSH_MR,
 				1u << 30));
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	ASSERT_EQ(1, t.ntx);
 	EXPECT_EQ(SOFTRC_FLUSH_TYPES, t.tx[0].flush_type);
 	EXPECT_EQ(SOFTRC_FLUSH_MR, t.tx[0].flush_level);
@@ -107,7 +107,7 @@ TEST(fl_req_packet)
 
 TEST(fl_req_post_checks)
 {
-	struct softrc_core_attr a;
+	struct softrc_eng_attr a;
 	struct ct t;
 
 	ct_init(&t, NULL);
@@ -189,7 +189,7 @@ TEST(fl_req_retransmit_on_timeout)
 /* Retries run out: RETRY_EXC_ERR with the FLUSH opcode. */
 TEST(fl_req_retry_exceeded)
 {
-	struct softrc_core_attr a;
+	struct softrc_eng_attr a;
 	struct ct t;
 	u64 d = 0;
 	int i;
@@ -198,12 +198,12 @@ TEST(fl_req_retry_exceeded)
 	a.retry_cnt = 2;
 	ct_init(&t, &a);
 	ASSERT_LE(0, post_fl(&t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	for (i = 0; i < 3 && !t.ncqe; i++) {
 		d = t.deadline[SOFTRC_TIMER_RETRY];
 		ASSERT_NE(0, d);
-		softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
-		softrc_core_tx(&t.qp, d, 16);
+		softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+		softrc_eng_tx(&t.qp, d, 16);
 	}
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_RETRY_EXC_ERR, t.cqe[0].status);
@@ -503,7 +503,7 @@ TEST(fl_parse_reject_naks_invalid_request)
  */
 TEST(fl_sim_lossy_link)
 {
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.rkey = 0x200, .send_flags = SOFTRC_SEND_SIGNALED,
 	};
 	u64 written = 0, want[20];

@@ -69,10 +69,10 @@ TEST(keys_send_place_failure_naks_and_fails_recv)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 42, 4096));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 42, 4096));
 	t.place_fail = true;	/* the receive buffer's MR was deregistered */
 	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 100, true, 0);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_TRUE(sent_nak(&t, SOFTRC_NAK_REMOTE_OP_ERR, 5000));
 	EXPECT_EQ(0, sent_acks(&t));
 	ASSERT_LE(1, t.ncqe);
@@ -89,11 +89,11 @@ TEST(keys_send_middle_place_failure_not_completed)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 42, 4096));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 42, 4096));
 	ct_rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1024, false, 0);
 	t.place_fail = true;
 	ct_rx_req(&t, SOFTRC_OP_SEND_LAST, 5001, 10, true, 0);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_TRUE(sent_nak(&t, SOFTRC_NAK_REMOTE_OP_ERR, 5001));
 	EXPECT_EQ(0, sent_acks(&t));
 	EXPECT_FALSE(any_success(&t));
@@ -126,7 +126,7 @@ TEST(keys_write_gone_mid_message_naks_remote_access)
 	ct_pins_gone(&t);	/* dereg_mr / MW invalidate between packets */
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5001, 1024, false, 0);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5002, 952, true, 0);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_TRUE(sent_nak(&t, SOFTRC_NAK_REMOTE_ACCESS, 5001));
 	EXPECT_EQ(0, sent_acks(&t));
 	EXPECT_EQ(1, t.nplace);		/* only the FIRST, before it went */
@@ -144,7 +144,7 @@ TEST(keys_write_only_rnr_releases_pin)
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5000, 8, true, 8);
 	EXPECT_EQ(1, t.qp.cnt.rnr_naks_sent);
 	EXPECT_PINS_BALANCED(&t);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 64));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 64));
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5000, 8, true, 8);
 	EXPECT_EQ(2, t.npin);
 	EXPECT_PINS_BALANCED(&t);
@@ -201,9 +201,9 @@ TEST(keys_read_pins_held_until_slot_reused)
 	EXPECT_FALSE(t.pin[0].held);
 	EXPECT_EQ(5, read_resps(&t));
 	EXPECT_EQ(&t.pin[4], t.txpl[4].pin);
-	softrc_core_set_error(&t.qp);
+	softrc_eng_set_error(&t.qp);
 	EXPECT_PINS_BALANCED(&t);
-	softrc_core_release(&t.qp);	/* reset after ERROR: nothing twice */
+	softrc_eng_release(&t.qp);	/* reset after ERROR: nothing twice */
 	EXPECT_PINS_BALANCED(&t);
 }
 
@@ -215,9 +215,9 @@ TEST(keys_reset_releases_every_pin)
 	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 64);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_FIRST, 5001, 1024, false, 4096);
 	EXPECT_EQ(2, t.pins);
-	softrc_core_release(&t.qp);	/* RTS -> RESET, or destroy */
+	softrc_eng_release(&t.qp);	/* RTS -> RESET, or destroy */
 	EXPECT_PINS_BALANCED(&t);
-	softrc_core_release(&t.qp);
+	softrc_eng_release(&t.qp);
 	EXPECT_PINS_BALANCED(&t);
 }
 
@@ -250,12 +250,12 @@ TEST(keys_paced_read_source_gone_midway_naks)
 	ct_rx_req(&t, SOFTRC_OP_RDMA_READ_REQUEST, 5000, 0, true, 40 * 256);
 	EXPECT_EQ(SOFTRC_RESP_INLINE, read_resps(&t));
 	ct_pins_gone(&t);
-	softrc_core_tx(&t.qp, 0, 64);
+	softrc_eng_tx(&t.qp, 0, 64);
 	EXPECT_EQ(SOFTRC_RESP_INLINE, read_resps(&t));
 	EXPECT_TRUE(sent_nak(&t, SOFTRC_NAK_REMOTE_ACCESS,
 			     5000 + SOFTRC_RESP_INLINE));
 	EXPECT_TRUE(t.errored);
-	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	EXPECT_FALSE(softrc_eng_tx_pending(&t.qp));
 	EXPECT_PINS_BALANCED(&t);
 }
 
@@ -266,7 +266,7 @@ TEST(keys_read_response_place_failure_fails_wqe)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 100, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	ASSERT_EQ(1, t.ntx);
 	t.place_fail = true;	/* the local SGE's MR went away */
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 100, 1);
@@ -285,7 +285,7 @@ TEST(keys_atomic_result_failure_fails_wqe)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_ATOMIC_FETCH_AND_ADD, 8,
 			     SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	t.result_fail = true;
 	p = ct_resp(SOFTRC_OP_ATOMIC_ACKNOWLEDGE, 1000, 0, 1);
 	p.orig = 7;
@@ -302,7 +302,7 @@ TEST(keys_send_gather_failure_fails_wqe)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 3000, 0));
 	t.gather_fail = true;	/* the SGE's MR went away before transmit */
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	EXPECT_EQ(0, t.ntx);
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_LOC_PROT_ERR, t.cqe[0].status);

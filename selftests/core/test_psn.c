@@ -7,7 +7,7 @@
  * Context: host user space only.
  */
 #include "kselftest_harness.h"
-#include "qp.h"
+#include "internal.h"
 
 #pragma GCC diagnostic ignored "-Wsign-compare"
 
@@ -64,62 +64,62 @@ TEST(psn_in_range_across_wrap)
 
 TEST(ack_timeout_encoding)
 {
-	EXPECT_EQ(0, softrc_ack_timeout_ns(0));		/* infinite */
-	EXPECT_EQ(8192, softrc_ack_timeout_ns(1));
-	EXPECT_EQ(4096ull << 14, softrc_ack_timeout_ns(14));	/* ~67 ms */
-	EXPECT_EQ(4096ull << 31, softrc_ack_timeout_ns(31));
+	EXPECT_EQ(0, softrc_eng_ack_timeout_ns(0));		/* infinite */
+	EXPECT_EQ(8192, softrc_eng_ack_timeout_ns(1));
+	EXPECT_EQ(4096ull << 14, softrc_eng_ack_timeout_ns(14));	/* ~67 ms */
+	EXPECT_EQ(4096ull << 31, softrc_eng_ack_timeout_ns(31));
 }
 
 TEST(rnr_timer_encoding_table)
 {
-	EXPECT_EQ(655360000ull, softrc_rnr_timer_ns(0));
-	EXPECT_EQ(10000, softrc_rnr_timer_ns(1));
-	EXPECT_EQ(60000, softrc_rnr_timer_ns(5));
-	EXPECT_EQ(1280000, softrc_rnr_timer_ns(14));
-	EXPECT_EQ(163840000ull, softrc_rnr_timer_ns(28));
-	EXPECT_EQ(491520000ull, softrc_rnr_timer_ns(31));
+	EXPECT_EQ(655360000ull, softrc_eng_rnr_timer_ns(0));
+	EXPECT_EQ(10000, softrc_eng_rnr_timer_ns(1));
+	EXPECT_EQ(60000, softrc_eng_rnr_timer_ns(5));
+	EXPECT_EQ(1280000, softrc_eng_rnr_timer_ns(14));
+	EXPECT_EQ(163840000ull, softrc_eng_rnr_timer_ns(28));
+	EXPECT_EQ(491520000ull, softrc_eng_rnr_timer_ns(31));
 }
 
 TEST(credit_encoding_table)
 {
-	EXPECT_EQ(0, softrc_credit_code(0));
-	EXPECT_EQ(4, softrc_credit_code(4));
-	EXPECT_EQ(4, softrc_credit_code(5));
-	EXPECT_EQ(5, softrc_credit_code(6));
-	EXPECT_EQ(6, softrc_credit_code(11));
-	EXPECT_EQ(30, softrc_credit_code(1u << 20));
-	EXPECT_EQ(6, softrc_credit_value(5));
-	EXPECT_EQ(32768, softrc_credit_value(30));
-	EXPECT_EQ(0, softrc_credit_value(31));	/* no credit information */
+	EXPECT_EQ(0, softrc_eng_credit_code(0));
+	EXPECT_EQ(4, softrc_eng_credit_code(4));
+	EXPECT_EQ(4, softrc_eng_credit_code(5));
+	EXPECT_EQ(5, softrc_eng_credit_code(6));
+	EXPECT_EQ(6, softrc_eng_credit_code(11));
+	EXPECT_EQ(30, softrc_eng_credit_code(1u << 20));
+	EXPECT_EQ(6, softrc_eng_credit_value(5));
+	EXPECT_EQ(32768, softrc_eng_credit_value(30));
+	EXPECT_EQ(0, softrc_eng_credit_value(31));	/* no credit information */
 }
 
 TEST(wqe_psn_count)
 {
-	struct softrc_send_wr wr = { .opcode = SOFTRC_WR_RDMA_READ };
+	struct softrc_eng_send_wr wr = { .opcode = SOFTRC_WR_RDMA_READ };
 
-	EXPECT_EQ(1, softrc_wqe_npkts(&wr, 1024));
+	EXPECT_EQ(1, softrc_eng_wqe_npkts(&wr, 1024));
 	wr.length = 4096;
-	EXPECT_EQ(4, softrc_wqe_npkts(&wr, 1024));
+	EXPECT_EQ(4, softrc_eng_wqe_npkts(&wr, 1024));
 	wr.length = 4097;
-	EXPECT_EQ(5, softrc_wqe_npkts(&wr, 1024));
+	EXPECT_EQ(5, softrc_eng_wqe_npkts(&wr, 1024));
 	wr.opcode = SOFTRC_WR_ATOMIC_FETCH_AND_ADD;
 	wr.length = 8;
-	EXPECT_EQ(1, softrc_wqe_npkts(&wr, 256));
+	EXPECT_EQ(1, softrc_eng_wqe_npkts(&wr, 256));
 	wr.opcode = SOFTRC_WR_SEND;
 	wr.length = 1u << 20;
-	EXPECT_EQ(4096, softrc_wqe_npkts(&wr, 256));
+	EXPECT_EQ(4096, softrc_eng_wqe_npkts(&wr, 256));
 }
 
 TEST(counter_and_state_names)
 {
-	EXPECT_STREQ("tx_pkts", softrc_core_counter_names[0]);
+	EXPECT_STREQ("tx_pkts", softrc_eng_counter_names[0]);
 	EXPECT_STREQ("uc_drop_msgs",
-		     softrc_core_counter_names[SOFTRC_CORE_NR_COUNTERS - 1]);
+		     softrc_eng_counter_names[SOFTRC_CORE_NR_COUNTERS - 1]);
 	EXPECT_EQ(SOFTRC_CORE_NR_COUNTERS * sizeof(u64),
-		  sizeof(struct softrc_core_counters));
-	EXPECT_STREQ("RNR_WAIT", softrc_req_state_names[SOFTRC_REQ_RNR_WAIT]);
-	EXPECT_STREQ("IN_WRITE", softrc_resp_state_names[SOFTRC_RESP_IN_WRITE]);
-	EXPECT_STREQ("ERROR", softrc_qp_state_names[SOFTRC_QPS_ERROR]);
+		  sizeof(struct softrc_eng_counters));
+	EXPECT_STREQ("RNR_WAIT", softrc_eng_req_state_names[SOFTRC_REQ_RNR_WAIT]);
+	EXPECT_STREQ("IN_WRITE", softrc_eng_resp_state_names[SOFTRC_RESP_IN_WRITE]);
+	EXPECT_STREQ("ERROR", softrc_eng_state_names[SOFTRC_QPS_ERROR]);
 }
 
 TEST_HARNESS_MAIN

@@ -19,7 +19,7 @@ TEST(req_send_segmentation)
 	ct_init(&t, NULL);
 	slot = ct_post(&t, SOFTRC_WR_SEND, 3000, SOFTRC_SEND_SIGNALED);
 	ASSERT_LE(0, slot);
-	ASSERT_EQ(3, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(3, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[0].opcode);
 	EXPECT_EQ(SOFTRC_OP_SEND_MIDDLE, t.tx[1].opcode);
 	EXPECT_EQ(SOFTRC_OP_SEND_LAST, t.tx[2].opcode);
@@ -50,7 +50,7 @@ TEST(req_send_imm_inv_opcodes)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND_WITH_IMM, 1500, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND_WITH_INV, 1500, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 0, 0));
-	ASSERT_EQ(7, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(7, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(SOFTRC_OP_SEND_ONLY_WITH_IMMEDIATE, t.tx[0].opcode);
 	EXPECT_EQ(0x11223344, t.tx[0].imm);
 	EXPECT_EQ(SOFTRC_OP_SEND_ONLY_WITH_INVALIDATE, t.tx[1].opcode);
@@ -70,7 +70,7 @@ TEST(req_write_imm_segmentation)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE_WITH_IMM, 2500, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE_WITH_IMM, 5, 0));
-	ASSERT_EQ(4, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(4, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_FIRST, t.tx[0].opcode);
 	EXPECT_EQ(2500, t.tx[0].dma_len);
 	EXPECT_EQ(0x55, t.tx[0].rkey);
@@ -83,7 +83,7 @@ TEST(req_write_imm_segmentation)
 
 TEST(req_ackreq_every_n_packets)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct ct t;
 	int i;
 
@@ -91,7 +91,7 @@ TEST(req_ackreq_every_n_packets)
 	attr.ackreq_every = 4;
 	ct_init(&t, &attr);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10 * 1024, 0));
-	ASSERT_EQ(10, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(10, softrc_eng_tx(&t.qp, 0, 100));
 	for (i = 0; i < 10; i++)
 		EXPECT_EQ(i == 3 || i == 7 || i == 9, t.tx[i].ackreq);
 }
@@ -102,7 +102,7 @@ TEST(req_solicited_only_on_last)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 2000, SOFTRC_SEND_SOLICITED));
-	ASSERT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(2, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_FALSE(t.tx[0].se);
 	EXPECT_TRUE(t.tx[1].se);
 }
@@ -114,7 +114,7 @@ TEST(req_read_reserves_response_psns)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 5000, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 1, 0));
-	ASSERT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(2, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[0].opcode);
 	EXPECT_EQ(1000, t.tx[0].psn);
 	EXPECT_EQ(5000, t.tx[0].dma_len);
@@ -136,7 +136,7 @@ TEST(req_atomic_fields)
 	t.sq[0].wr.swap = 9;
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_ATOMIC_FETCH_AND_ADD, 8, 0));
 	t.sq[1].wr.compare_add = 3;
-	ASSERT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(2, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(SOFTRC_OP_COMPARE_SWAP, t.tx[0].opcode);
 	EXPECT_EQ(9, t.tx[0].swap_add);
 	EXPECT_EQ(7, t.tx[0].compare);
@@ -154,18 +154,18 @@ TEST(req_fence_waits_for_read)
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 100, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_FENCE));
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 0, 100));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 100));
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 100, 1);
 	ct_rx(&t, &p, 1);
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 1, 100));
 	EXPECT_EQ(SOFTRC_OP_SEND_ONLY, t.tx[1].opcode);
 	EXPECT_EQ(1001, t.tx[1].psn);
 }
 
 TEST(req_max_rd_atomic_limit)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct softrc_pkt p;
 	struct ct t;
 
@@ -175,18 +175,18 @@ TEST(req_max_rd_atomic_limit)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_ATOMIC_FETCH_AND_ADD, 8, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 10, 0));
-	EXPECT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(2, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(2, t.qp.req.rd_out);
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 10, 1);
 	ct_rx(&t, &p, 1);
 	EXPECT_EQ(1, t.qp.req.rd_out);
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 1, 100));
 	EXPECT_EQ(1002, t.tx[2].psn);
 }
 
 TEST(req_unacked_window)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct softrc_pkt p;
 	struct ct t;
 
@@ -195,17 +195,17 @@ TEST(req_unacked_window)
 	attr.ackreq_every = 4;
 	ct_init(&t, &attr);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 20 * 1024, 0));
-	EXPECT_EQ(8, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(8, softrc_eng_tx(&t.qp, 0, 100));
 	p = ct_ack(1003, SOFTRC_AETH_ACK | 31, 0);
 	ct_rx(&t, &p, 1);
 	EXPECT_EQ(1004, t.qp.req.una);
-	EXPECT_EQ(4, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(4, softrc_eng_tx(&t.qp, 1, 100));
 	EXPECT_EQ(1011, t.tx[11].psn);
 }
 
 TEST(req_ackreq_on_last_packet_the_window_allows)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct ct t;
 	int i;
 
@@ -214,7 +214,7 @@ TEST(req_ackreq_on_last_packet_the_window_allows)
 	attr.ackreq_every = 32;
 	ct_init(&t, &attr);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 20 * 1024, 0));
-	ASSERT_EQ(8, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(8, softrc_eng_tx(&t.qp, 0, 100));
 	for (i = 0; i < 8; i++)
 		EXPECT_EQ(i == 7, t.tx[i].ackreq);
 }
@@ -227,11 +227,11 @@ TEST(req_go_back_from_middle_of_write)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 5 * 1024, 0));
-	ASSERT_EQ(5, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(5, softrc_eng_tx(&t.qp, 0, 100));
 	p = ct_ack(1002, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 0);
 	ct_rx(&t, &p, 1);
 	EXPECT_EQ(1002, t.qp.req.una);
-	EXPECT_EQ(3, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(3, softrc_eng_tx(&t.qp, 1, 100));
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(1002 + i, t.tx[5 + i].psn);
 		EXPECT_EQ((2 + i) * 1024, t.txpl[5 + i].addr);
@@ -248,7 +248,7 @@ TEST(req_read_resumes_mid_response)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 4000, SOFTRC_SEND_SIGNALED));
-	ASSERT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, 0, 100));
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, 1000, 1024, 1);
 	ct_rx(&t, &p, 1);
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE, 1001, 1024, 1);
@@ -257,7 +257,7 @@ TEST(req_read_resumes_mid_response)
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_LAST, 1003, 928, 1);
 	ct_rx(&t, &p, 1);
 	EXPECT_EQ(1, t.qp.cnt.implied_naks);
-	ASSERT_EQ(1, softrc_core_tx(&t.qp, 1, 100));
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, 1, 100));
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[1].opcode);
 	EXPECT_EQ(1002, t.tx[1].psn);
 	EXPECT_EQ(0x20000 + 2048, t.tx[1].va);
@@ -274,24 +274,24 @@ TEST(req_read_resumes_mid_response)
 
 TEST(req_retry_timer_armed_and_disarmed)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct softrc_pkt p;
 	struct ct t;
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	softrc_core_tx(&t.qp, 100, 10);
+	softrc_eng_tx(&t.qp, 100, 10);
 	EXPECT_EQ(100 + (4096ull << 10), t.deadline[SOFTRC_TIMER_RETRY]);
 	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
 	ct_rx(&t, &p, 200);
 	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
 
 	ct_attr_default(&attr);
 	attr.timeout = 0;		/* infinite: never armed */
 	ct_init(&t, &attr);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	softrc_core_tx(&t.qp, 100, 10);
+	softrc_eng_tx(&t.qp, 100, 10);
 	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_RETRY]);
 }
 
@@ -302,24 +302,24 @@ TEST(req_timer_early_or_stale_fire)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	softrc_core_tx(&t.qp, 0, 10);
+	softrc_eng_tx(&t.qp, 0, 10);
 	d = t.deadline[SOFTRC_TIMER_RETRY];
 	t.timer_calls = 0;
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d - 1);	/* early */
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, d - 1);	/* early */
 	EXPECT_EQ(1, t.timer_calls);
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);	/* not armed */
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RNR, d);	/* not armed */
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
 	EXPECT_EQ(0, t.nretx);
 	/* neither is an expiry the glue reports (tracepoint) */
 	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RETRY]);
 	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RNR]);
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
 	EXPECT_EQ(1, t.qp.cnt.timeouts);
 	EXPECT_EQ(1, t.nexpired[SOFTRC_TIMER_RETRY]);
 	EXPECT_EQ(0, t.nexpired[SOFTRC_TIMER_RNR]);
 	/* the same expiry again (stale: the deadline moved on) */
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
 	EXPECT_EQ(1, t.nexpired[SOFTRC_TIMER_RETRY]);
 	/* the go-back is reported once, from the oldest unacked PSN */
 	EXPECT_EQ(1, t.nretx);
@@ -334,7 +334,7 @@ TEST(req_timer_early_or_stale_fire)
  */
 TEST(req_deadlines_include_clock_slack)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct softrc_pkt p;
 	struct ct t;
 	u64 slack = 4000000, d;
@@ -344,14 +344,14 @@ TEST(req_deadlines_include_clock_slack)
 	ct_init(&t, &attr);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	softrc_core_tx(&t.qp, 100, 1);
+	softrc_eng_tx(&t.qp, 100, 1);
 	EXPECT_EQ(100 + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
 	/* the timeout re-arms from the expiry time */
 	d = t.deadline[SOFTRC_TIMER_RETRY];
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
 	EXPECT_EQ(1, t.qp.cnt.timeouts);
 	EXPECT_EQ(d + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
-	softrc_core_tx(&t.qp, d, 10);
+	softrc_eng_tx(&t.qp, d, 10);
 	/* progress re-arms */
 	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
 	ct_rx(&t, &p, d + 7);
@@ -360,11 +360,11 @@ TEST(req_deadlines_include_clock_slack)
 	p = ct_ack(1001, SOFTRC_AETH_RNR_NAK | 1, 1);
 	ct_rx(&t, &p, d + 9);
 	EXPECT_EQ(d + 9 + 10000 + slack, t.deadline[SOFTRC_TIMER_RNR]);
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d + 9 + 10000 + slack);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RNR, d + 9 + 10000 + slack);
 	EXPECT_EQ(d + 9 + 10000 + slack + (4096ull << 10) + slack,
 		  t.deadline[SOFTRC_TIMER_RETRY]);
 	/* a sequence-error NAK re-arms too */
-	softrc_core_tx(&t.qp, d + 20000 + slack, 10);
+	softrc_eng_tx(&t.qp, d + 20000 + slack, 10);
 	p = ct_ack(1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
 	ct_rx(&t, &p, 3 * d);
 	EXPECT_EQ(3 * d + (4096ull << 10) + slack, t.deadline[SOFTRC_TIMER_RETRY]);
@@ -382,7 +382,7 @@ TEST(req_deadlines_include_clock_slack)
 TEST(req_window_span_below_2_23)
 {
 	const u32 max_len = SOFTRC_READ_MAX_PSNS * 256;
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct softrc_pkt p;
 	struct ct t;
 
@@ -399,7 +399,7 @@ TEST(req_window_span_below_2_23)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, max_len - 256,
 			     SOFTRC_SEND_SIGNALED));
 	/* SEND + first READ fit (1 + 2^22 PSNs); the second READ would not */
-	EXPECT_EQ(2, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(2, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(5001 + SOFTRC_READ_MAX_PSNS, t.qp.req.psn_next);
 	EXPECT_GT(SOFTRC_PSN_WINDOW,
 		  (t.qp.req.psn_next - t.qp.req.una) & SOFTRC_PSN_MASK);
@@ -411,11 +411,11 @@ TEST(req_window_span_below_2_23)
 	p = ct_ack(5000, SOFTRC_AETH_ACK | 31, 1);
 	ct_rx(&t, &p, 1);
 	ASSERT_EQ(1, t.ncqe);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 2, 100));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 2, 100));
 	EXPECT_EQ(2, t.ntx);
 	/* a timeout resends from the first READ: the window still holds */
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
-	EXPECT_LE(1, softrc_core_tx(&t.qp, 1ull << 40, 100));
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, 1ull << 40);
+	EXPECT_LE(1, softrc_eng_tx(&t.qp, 1ull << 40, 100));
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_REQUEST, t.tx[2].opcode);
 	EXPECT_EQ(5001, t.tx[2].psn);
 	EXPECT_GT(SOFTRC_PSN_WINDOW,
@@ -436,11 +436,11 @@ TEST(req_credit_probe_resent_with_ackreq)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	softrc_core_tx(&t.qp, 0, 10);
+	softrc_eng_tx(&t.qp, 0, 10);
 	p = ct_ack(1000, SOFTRC_AETH_ACK | 0, 1);	/* no credits left */
 	ct_rx(&t, &p, 1);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 2048, 0));
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 2, 10));
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 2, 10));
 	ASSERT_EQ(2, t.ntx);
 	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[1].opcode);
 	EXPECT_TRUE(t.tx[1].ackreq);
@@ -448,8 +448,8 @@ TEST(req_credit_probe_resent_with_ackreq)
 	p = ct_ack(1001, SOFTRC_AETH_RNR_NAK | 1, 1);
 	ct_rx(&t, &p, 3);
 	d = t.deadline[SOFTRC_TIMER_RNR];
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, d);
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, d, 10));
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RNR, d);
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, d, 10));
 	ASSERT_EQ(3, t.ntx);
 	EXPECT_EQ(1001, t.tx[2].psn);
 	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[2].opcode);
@@ -458,8 +458,8 @@ TEST(req_credit_probe_resent_with_ackreq)
 
 TEST(req_post_checks)
 {
-	struct softrc_core_attr attr;
-	struct softrc_core_storage st;
+	struct softrc_eng_attr attr;
+	struct softrc_eng_storage st;
 	struct ct t;
 	int i;
 
@@ -474,11 +474,11 @@ TEST(req_post_checks)
 		ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 1, 0));
 	EXPECT_EQ(SOFTRC_E_FULL, ct_post(&t, SOFTRC_WR_SEND, 1, 0));
 	for (i = 0; i < 64; i++)
-		ASSERT_LE(0, softrc_core_post_recv(&t.qp, i, 1));
-	EXPECT_EQ(SOFTRC_E_FULL, softrc_core_post_recv(&t.qp, 99, 1));
-	softrc_core_set_error(&t.qp);
+		ASSERT_LE(0, softrc_eng_post_recv(&t.qp, i, 1));
+	EXPECT_EQ(SOFTRC_E_FULL, softrc_eng_post_recv(&t.qp, 99, 1));
+	softrc_eng_set_error(&t.qp);
 	EXPECT_EQ(SOFTRC_E_STATE, ct_post(&t, SOFTRC_WR_SEND, 1, 0));
-	EXPECT_EQ(SOFTRC_E_STATE, softrc_core_post_recv(&t.qp, 1, 1));
+	EXPECT_EQ(SOFTRC_E_STATE, softrc_eng_post_recv(&t.qp, 1, 1));
 
 	ct_attr_default(&attr);
 	attr.max_rd_atomic = 0;
@@ -486,43 +486,43 @@ TEST(req_post_checks)
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_RDMA_READ, 1, 0));
 	EXPECT_EQ(SOFTRC_E_INVAL, ct_post(&t, SOFTRC_WR_ATOMIC_CMP_AND_SWP, 8, 0));
 
-	st = (struct softrc_core_storage){
+	st = (struct softrc_eng_storage){
 		.sq = t.sq, .sq_depth = 64, .rq = t.rq, .rq_depth = 64,
 	};
 	attr.pmtu = 1000;
 	EXPECT_EQ(SOFTRC_E_INVAL,
-		  softrc_core_qp_init(&t.qp, t.qp.ops, &t, &attr, &st));
+		  softrc_eng_init(&t.qp, t.qp.ops, &t, &attr, &st));
 	attr.pmtu = 4096;
 	st.sq_depth = 48;
 	EXPECT_EQ(SOFTRC_E_INVAL,
-		  softrc_core_qp_init(&t.qp, t.qp.ops, &t, &attr, &st));
+		  softrc_eng_init(&t.qp, t.qp.ops, &t, &attr, &st));
 }
 
 /*
- * softrc_core_qp_init() again (the glue's RESET) starts the engine afresh
+ * softrc_eng_init() again (the glue's RESET) starts the engine afresh
  * but keeps the counters: per-QP and port statistics never go backwards.
  */
 TEST(req_reinit_keeps_counters)
 {
-	struct softrc_core_storage st;
-	struct softrc_core_attr attr;
+	struct softrc_eng_storage st;
+	struct softrc_eng_attr attr;
 	struct ct t;
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 3000, 0));
-	ASSERT_EQ(3, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(3, softrc_eng_tx(&t.qp, 0, 100));
 	ct_attr_default(&attr);
-	st = (struct softrc_core_storage){
+	st = (struct softrc_eng_storage){
 		.sq = t.sq, .sq_depth = 64, .rq = t.rq, .rq_depth = 64,
 		.res = t.res, .nres = 4,
 	};
-	ASSERT_EQ(0, softrc_core_qp_init(&t.qp, t.qp.ops, &t, &attr, &st));
+	ASSERT_EQ(0, softrc_eng_init(&t.qp, t.qp.ops, &t, &attr, &st));
 	EXPECT_EQ(3, t.qp.cnt.tx_pkts);
 	EXPECT_EQ(attr.sq_psn, t.qp.req.psn_next);
 	EXPECT_EQ(t.qp.req.head, t.qp.req.tail);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 100));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	ASSERT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(4, t.qp.cnt.tx_pkts);
 }
 
@@ -537,9 +537,9 @@ TEST(req_local_runs_in_sq_order_without_psn)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
 	EXPECT_EQ(2, t.sq[2].ssn);	/* the SEND is message 2 */
 	EXPECT_EQ(0, t.nlocal);
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 1));	/* WRITE FIRST */
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 0, 1));	/* WRITE FIRST */
 	EXPECT_EQ(0, t.nlocal);
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	ASSERT_EQ(1, t.nlocal);
 	EXPECT_EQ(1, t.local_slot[0]);
 	ASSERT_EQ(3, t.ntx);
@@ -558,17 +558,17 @@ TEST(req_local_fence_waits_for_read)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_READ, 100, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_BIND_MW, 0, SOFTRC_SEND_FENCE));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, 0));
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(0, t.nlocal);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 100));
 	p = ct_resp(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, 1000, 100, 1);
 	ct_rx(&t, &p, 1);
 	EXPECT_EQ(0, t.nlocal);		/* runs only from the requester */
-	EXPECT_EQ(2, softrc_core_tx(&t.qp, 1, 100));
+	EXPECT_EQ(2, softrc_eng_tx(&t.qp, 1, 100));
 	ASSERT_EQ(2, t.nlocal);
 	EXPECT_EQ(1, t.local_slot[0]);
 	EXPECT_EQ(2, t.local_slot[1]);
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
 }
 
 /*
@@ -588,7 +588,7 @@ TEST(req_refused_wr_fails_in_sq_order)
 	ASSERT_EQ(1, ct_post(&t, SOFTRC_WR_REFUSED, 0, SOFTRC_SEND_SIGNALED));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
 	EXPECT_EQ(0, t.sq[1].ssn);	/* no message: no SSN */
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	ASSERT_EQ(1, t.ntx);		/* the WRITE; nothing after the refused */
 	ASSERT_EQ(1, t.nlocal);
 	EXPECT_EQ(0, t.ncqe);		/* the WRITE is still owed its ACK */
@@ -615,11 +615,11 @@ TEST(req_go_back_skips_local)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	ASSERT_EQ(2, t.ntx);
 	d = t.deadline[SOFTRC_TIMER_RETRY];
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
-	softrc_core_tx(&t.qp, d, 100);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	softrc_eng_tx(&t.qp, d, 100);
 	ASSERT_EQ(4, t.ntx);
 	EXPECT_EQ(1000, t.tx[2].psn);
 	EXPECT_EQ(1001, t.tx[3].psn);
@@ -644,29 +644,29 @@ TEST(req_sq_drain_finishes_started_starts_nothing)
 			     SOFTRC_SEND_SIGNALED));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_LOCAL_INV, 0, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	EXPECT_FALSE(softrc_core_sq_drained(&t.qp));	/* not draining */
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 1));	/* WRITE FIRST */
-	softrc_core_sq_drain(&t.qp, true);
-	EXPECT_EQ(2, softrc_core_tx(&t.qp, 0, 100));	/* MIDDLE, LAST */
+	EXPECT_FALSE(softrc_eng_sq_drained(&t.qp));	/* not draining */
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 0, 1));	/* WRITE FIRST */
+	softrc_eng_sq_drain(&t.qp, true);
+	EXPECT_EQ(2, softrc_eng_tx(&t.qp, 0, 100));	/* MIDDLE, LAST */
 	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_LAST, t.tx[2].opcode);
 	EXPECT_EQ(0, t.nlocal);
-	EXPECT_FALSE(softrc_core_sq_drained(&t.qp));
+	EXPECT_FALSE(softrc_eng_sq_drained(&t.qp));
 	/* a lost packet is still retried while draining */
 	d = t.deadline[SOFTRC_TIMER_RETRY];
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
-	EXPECT_EQ(3, softrc_core_tx(&t.qp, d, 100));
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+	EXPECT_EQ(3, softrc_eng_tx(&t.qp, d, 100));
 	EXPECT_EQ(1000, t.tx[3].psn);
 	EXPECT_EQ(3, t.qp.cnt.retransmits);
 	p = ct_ack(1002, SOFTRC_AETH_ACK | 31, 1);
 	ct_rx(&t, &p, d);
 	EXPECT_EQ(1, t.ncqe);
-	EXPECT_TRUE(softrc_core_sq_drained(&t.qp));
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, d, 100));
+	EXPECT_TRUE(softrc_eng_sq_drained(&t.qp));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, d, 100));
 	EXPECT_EQ(0, t.nlocal);
-	softrc_core_sq_drain(&t.qp, false);
-	EXPECT_FALSE(softrc_core_sq_drained(&t.qp));
+	softrc_eng_sq_drain(&t.qp, false);
+	EXPECT_FALSE(softrc_eng_sq_drained(&t.qp));
 	/* the LOCAL_INV runs (one step), then the SEND */
-	EXPECT_EQ(2, softrc_core_tx(&t.qp, d, 100));
+	EXPECT_EQ(2, softrc_eng_tx(&t.qp, d, 100));
 	EXPECT_EQ(1, t.nlocal);
 	EXPECT_EQ(SOFTRC_OP_SEND_ONLY, t.tx[6].opcode);
 	EXPECT_EQ(1003, t.tx[6].psn);
@@ -678,11 +678,11 @@ TEST(req_sq_drain_empty)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	softrc_core_sq_drain(&t.qp, true);
-	EXPECT_TRUE(softrc_core_sq_drained(&t.qp));
+	softrc_eng_sq_drain(&t.qp, true);
+	EXPECT_TRUE(softrc_eng_sq_drained(&t.qp));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	EXPECT_TRUE(softrc_core_sq_drained(&t.qp));	/* posted, not started */
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_TRUE(softrc_eng_sq_drained(&t.qp));	/* posted, not started */
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 100));
 }
 
 TEST_HARNESS_MAIN

@@ -26,7 +26,7 @@ TEST(resp_send_reassembly_into_recv_wqe)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 42, 4096));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 42, 4096));
 	ct_rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1024, false, 0);
 	EXPECT_EQ(SOFTRC_RESP_IN_SEND, t.qp.resp.state);
 	ct_rx_req(&t, SOFTRC_OP_SEND_MIDDLE, 5001, 1024, false, 0);
@@ -45,10 +45,10 @@ TEST(resp_send_reassembly_into_recv_wqe)
 	EXPECT_EQ(1, t.qp.resp.msn);
 	EXPECT_EQ(SOFTRC_RESP_IDLE, t.qp.resp.state);
 	EXPECT_EQ(0, t.ntx);		/* coalesced until the flush */
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	ASSERT_EQ(1, t.ntx);
 	EXPECT_EQ(5002, t.tx[0].psn);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(1, t.ntx);
 }
 
@@ -105,7 +105,7 @@ TEST(resp_payload_length_rules)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	softrc_core_post_recv(&t.qp, 1, 8192);
+	softrc_eng_post_recv(&t.qp, 1, 8192);
 	ct_rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1000, false, 0);	/* != pmtu */
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	ASSERT_EQ(1, t.ncqe);		/* its WQE: LOC_LEN_ERR, none to flush */
@@ -130,8 +130,8 @@ TEST(resp_opcode_sequence_errors)
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5001));
 
 	ct_init(&t, NULL);
-	softrc_core_post_recv(&t.qp, 1, 8192);
-	softrc_core_post_recv(&t.qp, 2, 8192);
+	softrc_eng_post_recv(&t.qp, 1, 8192);
+	softrc_eng_post_recv(&t.qp, 2, 8192);
 	ct_rx_req(&t, SOFTRC_OP_SEND_FIRST, 5000, 1024, false, 0);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_LAST, 5001, 10, true, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5001));
@@ -145,8 +145,8 @@ TEST(resp_recv_wqe_too_small)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	softrc_core_post_recv(&t.qp, 1, 100);
-	softrc_core_post_recv(&t.qp, 2, 100);
+	softrc_eng_post_recv(&t.qp, 1, 100);
+	softrc_eng_post_recv(&t.qp, 2, 100);
 	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 200, true, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	ASSERT_EQ(2, t.ncqe);
@@ -235,10 +235,43 @@ TEST(resp_rnr_when_no_recv_wqe)
 	/* what follows is silently dropped: the RNR NAK names the gap */
 	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5001, 8, true, 0);
 	EXPECT_EQ(1, t.ntx);
-	softrc_core_post_recv(&t.qp, 9, 64);
+	softrc_eng_post_recv(&t.qp, 9, 64);
 	ct_rx_req(&t, SOFTRC_OP_SEND_ONLY, 5000, 8, true, 0);
 	EXPECT_EQ(1, t.ncqe);
 	EXPECT_EQ(5001, t.qp.resp.epsn);
+}
+
+/*
+ * A receive completed by a message whose last packet had SE is marked
+ * solicited (IBTA 11.4.2.2, the solicited event); one without SE, or a
+ * failed one, is not.
+ */
+TEST(resp_recv_solicited_follows_se)
+{
+	struct ct t;
+	struct softrc_pkt p;
+
+	ct_init(&t, NULL);
+	softrc_eng_post_recv(&t.qp, 1, 64);
+	softrc_eng_post_recv(&t.qp, 2, 64);
+	softrc_eng_post_recv(&t.qp, 3, 8);
+	p = ct_req(SOFTRC_OP_SEND_ONLY, 5000, 16, true);
+	p.se = true;
+	ct_rx(&t, &p, 0);
+	p = ct_req(SOFTRC_OP_SEND_ONLY, 5001, 16, true);
+	ct_rx(&t, &p, 0);
+	p = ct_req(SOFTRC_OP_SEND_ONLY, 5002, 16, true);
+	p.se = true;
+	ct_rx(&t, &p, 0);
+	ASSERT_EQ(3, t.ncqe);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
+	EXPECT_TRUE(t.cqe[0].flags & SOFTRC_CQE_SOLICITED);
+	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[1].status);
+	EXPECT_FALSE(t.cqe[1].flags & SOFTRC_CQE_SOLICITED);
+	EXPECT_EQ(SOFTRC_WC_LOC_LEN_ERR, t.cqe[2].status);
+	EXPECT_FALSE(t.cqe[2].flags & SOFTRC_CQE_SOLICITED);
+	/* an RC receive has no GRH: no receive context to look at */
+	EXPECT_TRUE(t.cqe[0].rx == NULL);
 }
 
 TEST(resp_write_imm_consumes_recv_at_last)
@@ -256,7 +289,7 @@ TEST(resp_write_imm_consumes_recv_at_last)
 	EXPECT_EQ(5001, t.tx[0].psn);
 	EXPECT_EQ(SOFTRC_RESP_IN_WRITE, t.qp.resp.state);
 	EXPECT_EQ(1, t.nplace);
-	softrc_core_post_recv(&t.qp, 3, 0);
+	softrc_eng_post_recv(&t.qp, 3, 0);
 	ct_rx(&t, &p, 0);
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_RECV_RDMA_WITH_IMM, t.cqe[0].opcode);
@@ -273,8 +306,8 @@ TEST(resp_send_with_invalidate)
 	struct softrc_pkt p;
 
 	ct_init(&t, NULL);
-	softrc_core_post_recv(&t.qp, 1, 64);
-	softrc_core_post_recv(&t.qp, 2, 64);
+	softrc_eng_post_recv(&t.qp, 1, 64);
+	softrc_eng_post_recv(&t.qp, 2, 64);
 	p = ct_req(SOFTRC_OP_SEND_ONLY_WITH_INVALIDATE, 5000, 8, true);
 	p.inv_rkey = 0x1234;
 	ct_rx(&t, &p, 0);
@@ -302,14 +335,14 @@ TEST(resp_ack_coalescing_per_burst)
 		ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000 + i, 8, true, 8);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5003, 8, false, 8);
 	EXPECT_EQ(0, t.ntx);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	ASSERT_EQ(1, t.ntx);
 	EXPECT_EQ(5003, t.tx[0].psn);
 	EXPECT_EQ(4, t.tx[0].msn);
 	EXPECT_EQ(1, t.qp.cnt.acks_sent);
 	/* no AckReq: nothing owed */
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5004, 8, false, 8);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(1, t.ntx);
 }
 
@@ -327,7 +360,7 @@ TEST(resp_pending_ack_precedes_read_response)
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, t.tx[1].opcode);
 	EXPECT_EQ(2, t.tx[1].msn);
 	EXPECT_EQ(8, t.txpl[1].len);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(2, t.ntx);
 }
 
@@ -350,9 +383,9 @@ TEST(resp_error_state_drops_everything)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	softrc_core_set_error(&t.qp);
+	softrc_eng_set_error(&t.qp);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, true, 8);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(0, t.ntx);
 	EXPECT_EQ(1, t.qp.cnt.drop_state);
 	EXPECT_EQ(0, t.nplace);
@@ -365,16 +398,16 @@ TEST(resp_malformed_expected_request_naks)
 
 	ct_init(&t, NULL);
 	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY, 5001, 8, true);
-	softrc_core_rx_invalid(&t.qp, &p);	/* not expected: dropped */
+	softrc_eng_rx_invalid(&t.qp, &p);	/* not expected: dropped */
 	EXPECT_EQ(0, t.ntx);
 	p.psn = 5000;
-	softrc_core_rx_invalid(&t.qp, &p);
+	softrc_eng_rx_invalid(&t.qp, &p);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_TRUE(t.errored);
 	EXPECT_EQ(2, t.qp.cnt.drop_malformed);
 }
 
-/* ---- READ responses paced through softrc_core_tx ---- */
+/* ---- READ responses paced through softrc_eng_tx ---- */
 
 #define MIB_PKTS	4096	/* 1 MiB at 256 MTU */
 
@@ -426,7 +459,7 @@ static bool drain(struct ct *t, u32 budget, struct rd_expect *e, int *calls)
 	do {
 		int before = t->ntx;
 
-		n = softrc_core_tx(&t->qp, 0, budget);
+		n = softrc_eng_tx(&t->qp, 0, budget);
 		if (n > budget || t->ntx - before != (int)n)
 			return false;
 		if (e)
@@ -449,15 +482,15 @@ TEST(resp_read_1mib_paced_by_tx_budget)
 	EXPECT_EQ(1, t.tx[0].msn);
 	EXPECT_EQ(5000 + MIB_PKTS, t.qp.resp.epsn);
 	rd_check(&t, &e);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(0, t.ntx);
 	ASSERT_TRUE(drain(&t, 16, &e, &calls));
 	EXPECT_EQ(5000 + MIB_PKTS, e.psn);
 	EXPECT_EQ(0, e.bad);
 	EXPECT_LE((MIB_PKTS - SOFTRC_RESP_INLINE) / 16, calls);
 	EXPECT_EQ(MIB_PKTS, t.qp.cnt.tx_pkts);
-	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 16));
+	EXPECT_FALSE(softrc_eng_tx_pending(&t.qp));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 16));
 }
 
 TEST(resp_dup_read_mid_response_restarts_from_dup_psn)
@@ -469,8 +502,8 @@ TEST(resp_dup_read_mid_response_restarts_from_dup_psn)
 
 	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 1 << 20);
-	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
-	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
+	EXPECT_EQ(16, softrc_eng_tx(&t.qp, 0, 16));
+	EXPECT_EQ(16, softrc_eng_tx(&t.qp, 0, 16));
 	rd_check(&t, &e);			/* 5000..5047 out */
 	/*
 	 * A duplicate ahead of the cursor: the requester has everything
@@ -513,8 +546,8 @@ TEST(resp_two_reads_answered_in_order)
 	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY, 5068, 8, true);
 	p.dma_len = 8;
 	ct_rx(&t, &p, 0);
-	softrc_core_rx_flush(&t.qp);		/* ACK 5068 held behind A, B */
-	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
+	softrc_eng_rx_flush(&t.qp);		/* ACK 5068 held behind A, B */
+	EXPECT_TRUE(softrc_eng_tx_pending(&t.qp));
 	p = ct_req(SOFTRC_OP_FETCH_ADD, 5069, 0, true);
 	ct_rx(&t, &p, 0);			/* its ACK covers 5068 */
 	EXPECT_EQ(3, t.qp.resp.epsn - 5067);
@@ -533,7 +566,7 @@ TEST(resp_two_reads_answered_in_order)
 	EXPECT_EQ(5069, t.tx[68].psn);
 	EXPECT_EQ(4, t.tx[68].msn);
 	EXPECT_EQ(0, t.qp.cnt.acks_sent);
-	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	EXPECT_FALSE(softrc_eng_tx_pending(&t.qp));
 }
 
 TEST(resp_ack_and_nak_held_behind_read_response)
@@ -547,7 +580,7 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY, 5064, 8, true);
 	p.dma_len = 8;
 	ct_rx(&t, &p, 0);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(16, t.ntx);			/* no ACK past the READ */
 	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
 	ASSERT_EQ(65, t.ntx);
@@ -561,7 +594,7 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 	rx_read(&t, 5065, 0, 64 * 256);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5200, 8, true, 8);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5201, 8, true, 8);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(16, t.ntx);
 	EXPECT_EQ(1, t.qp.cnt.seq_naks_sent);
 	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
@@ -573,7 +606,7 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 	rx_read(&t, 5129, 0, 64 * 256);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5300, 8, true, 8);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5193, 8, false, 8);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
 	EXPECT_EQ(64, t.ntx);
 	EXPECT_EQ(2, t.qp.cnt.seq_naks_sent);
@@ -597,14 +630,14 @@ TEST(resp_error_stops_pending_responses)
 	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 1 << 20);
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000 + MIB_PKTS, 8, true, 8);
-	softrc_core_rx_flush(&t.qp);
-	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
-	softrc_core_set_error(&t.qp);
-	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 16));
-	EXPECT_EQ(0, softrc_core_tx_resp(&t.qp, 16));
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
+	EXPECT_TRUE(softrc_eng_tx_pending(&t.qp));
+	softrc_eng_set_error(&t.qp);
+	EXPECT_FALSE(softrc_eng_tx_pending(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 16));
+	EXPECT_EQ(0, softrc_eng_tx_resp(&t.qp, 16));
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(16, t.ntx);
 
 	/*
@@ -618,9 +651,9 @@ TEST(resp_error_stops_pending_responses)
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_MIDDLE, 5064, 256, true, 0);
 	EXPECT_EQ(16, t.ntx);
 	EXPECT_FALSE(t.errored);
-	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
+	EXPECT_TRUE(softrc_eng_tx_pending(&t.qp));
 	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5064, 8, true, 8);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(16, t.ntx);
 	EXPECT_EQ(0, t.nplace);
 	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
@@ -630,7 +663,7 @@ TEST(resp_error_stops_pending_responses)
 	EXPECT_EQ(1, t.tx[64].msn);
 	EXPECT_EQ(1, t.qp.cnt.inv_req_naks_sent);
 	EXPECT_TRUE(t.errored);
-	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	EXPECT_FALSE(softrc_eng_tx_pending(&t.qp));
 }
 
 TEST(resp_idle_and_pending_reporting)
@@ -639,21 +672,21 @@ TEST(resp_idle_and_pending_reporting)
 	int n = 0;
 
 	ct_init_pmtu(&t, 256);
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
-	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
+	EXPECT_FALSE(softrc_eng_tx_pending(&t.qp));
 	rx_read(&t, 5000, 0, 40 * 256);
-	EXPECT_FALSE(softrc_core_idle(&t.qp));
-	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
+	EXPECT_FALSE(softrc_eng_idle(&t.qp));
+	EXPECT_TRUE(softrc_eng_tx_pending(&t.qp));
 	/* budget exhausted: the return says "call again" */
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 1));
-	EXPECT_EQ(16, softrc_core_tx_resp(&t.qp, 16));
-	EXPECT_TRUE(softrc_core_tx_pending(&t.qp));
-	while (softrc_core_tx_resp(&t.qp, 3) == 3)
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 0, 1));
+	EXPECT_EQ(16, softrc_eng_tx_resp(&t.qp, 16));
+	EXPECT_TRUE(softrc_eng_tx_pending(&t.qp));
+	while (softrc_eng_tx_resp(&t.qp, 3) == 3)
 		n++;
 	EXPECT_EQ(2, n);			/* 7 left: 3 + 3 + 1 */
 	EXPECT_EQ(40, t.ntx);
-	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_FALSE(softrc_eng_tx_pending(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
 }
 
 TEST(resp_tx_budget_shared_with_requester)
@@ -665,17 +698,17 @@ TEST(resp_tx_budget_shared_with_requester)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64 * 256, 0));
 	rx_read(&t, 5000, 0, 64 * 256);
 	t.ntx = 0;
-	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
+	EXPECT_EQ(16, softrc_eng_tx(&t.qp, 0, 16));
 	for (i = 0; i < 16; i++)
 		reqs += !!(t.tx[i].op->flags & SOFTRC_OPF_REQ);
 	EXPECT_EQ(8, reqs);			/* half each, responses first */
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE, t.tx[0].opcode);
 	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_FIRST, t.tx[8].opcode);
 	/* nothing for the requester: responses take the whole budget */
-	softrc_core_set_error(&t.qp);
+	softrc_eng_set_error(&t.qp);
 	ct_init_pmtu(&t, 256);
 	rx_read(&t, 5000, 0, 64 * 256);
-	EXPECT_EQ(16, softrc_core_tx(&t.qp, 0, 16));
+	EXPECT_EQ(16, softrc_eng_tx(&t.qp, 0, 16));
 	EXPECT_EQ(32, t.ntx);
 }
 
@@ -725,7 +758,7 @@ TEST(resp_read_queue_restart_extend_and_overwrite)
 	ASSERT_EQ(1, t.ntx);
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_ONLY, t.tx[0].opcode);
 	EXPECT_EQ(5042, t.tx[0].psn);
-	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	EXPECT_FALSE(softrc_eng_tx_pending(&t.qp));
 	rx_read(&t, 5000, 0, 20 * 256);		/* R1 is gone now */
 	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
 }
@@ -757,7 +790,7 @@ TEST(resp_dup_read_mid_psn_behind_queue_head_goes_first)
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_FIRST, t.tx[0].opcode);
 	EXPECT_EQ(0x10000 + 5 * 256, t.txpl[0].addr);
 	EXPECT_EQ(SOFTRC_OP_RDMA_READ_RESPONSE_LAST, t.tx[14].opcode);
-	EXPECT_FALSE(softrc_core_tx_pending(&t.qp));
+	EXPECT_FALSE(softrc_eng_tx_pending(&t.qp));
 }
 
 TEST(resp_dup_atomic_queued_behind_read)
@@ -788,8 +821,8 @@ TEST(resp_dup_atomic_queued_behind_read)
 /* End to end: a 1 MiB READ at 256 MTU over the simulator, budget 16. */
 TEST(resp_read_1mib_sim_budget_16)
 {
-	struct softrc_core_attr attr;
-	struct softrc_send_wr wr = {
+	struct softrc_eng_attr attr;
+	struct softrc_eng_send_wr wr = {
 		.wr_id = 1, .opcode = SOFTRC_WR_RDMA_READ, .length = 1 << 20,
 		.rkey = 0x200, .send_flags = SOFTRC_SEND_SIGNALED,
 	};
@@ -811,7 +844,7 @@ TEST(resp_read_1mib_sim_budget_16)
 	EXPECT_EQ(SOFTRC_WC_SUCCESS, sim.ep[0].cqe[0].c.status);
 	EXPECT_EQ(0, memcmp(sim.ep[0].mem + (1 << 20), sim.ep[1].mem, 1 << 20));
 	EXPECT_EQ(MIB_PKTS, sim.ep[1].qp.cnt.tx_pkts);
-	EXPECT_TRUE(softrc_core_idle(&sim.ep[1].qp));
+	EXPECT_TRUE(softrc_eng_idle(&sim.ep[1].qp));
 	sim_free(&sim);
 }
 

@@ -22,7 +22,7 @@ static void rx_writes(struct ct *t, u32 n)
 
 	while (n--) {
 		p.psn = t->qp.resp.epsn;
-		softrc_core_rx(&t->qp, &p, NULL, 0);
+		softrc_eng_rx(&t->qp, &p, NULL, 0);
 	}
 }
 
@@ -44,13 +44,13 @@ static bool last_is_nak(const struct ct *t, u8 code, u32 psn)
 	       p->syndrome == (SOFTRC_AETH_NAK | code) && p->psn == psn;
 }
 
-/* softrc_core_tx with @budget until it returns less; false on overrun. */
+/* softrc_eng_tx with @budget until it returns less; false on overrun. */
 static bool drain(struct ct *t, u32 budget)
 {
 	u32 n;
 
 	do {
-		n = softrc_core_tx(&t->qp, 0, budget);
+		n = softrc_eng_tx(&t->qp, 0, budget);
 		if (n > budget)
 			return false;
 	} while (n == budget);
@@ -154,12 +154,12 @@ TEST(resp_res_answers_to_the_window_edge)
  */
 TEST(resp_fatal_nak_after_owed_read_sim)
 {
-	struct softrc_core_attr attr;
-	struct softrc_send_wr rd = {
+	struct softrc_eng_attr attr;
+	struct softrc_eng_send_wr rd = {
 		.wr_id = 1, .opcode = SOFTRC_WR_RDMA_READ, .length = 400 << 10,
 		.rkey = 0x200, .send_flags = SOFTRC_SEND_SIGNALED,
 	};
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.wr_id = 2, .opcode = SOFTRC_WR_RDMA_WRITE, .length = 64,
 		.rkey = 0x999, .send_flags = SOFTRC_SEND_SIGNALED,
 	};
@@ -200,15 +200,15 @@ TEST(resp_max_dest_rd_atomic_zero_is_invalid_request)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	EXPECT_EQ(SOFTRC_E_INVAL, softrc_core_set_max_dest_rd_atomic(&t.qp, 5));
-	ASSERT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 0));
+	EXPECT_EQ(SOFTRC_E_INVAL, softrc_eng_set_max_dest_rd_atomic(&t.qp, 5));
+	ASSERT_EQ(0, softrc_eng_set_max_dest_rd_atomic(&t.qp, 0));
 	rx_read_at(&t, 5000, 0x10000, 8);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(1, t.ntx);
 	EXPECT_TRUE(t.errored);
 
 	ct_init(&t, NULL);
-	ASSERT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 0));
+	ASSERT_EQ(0, softrc_eng_set_max_dest_rd_atomic(&t.qp, 0));
 	p = ct_req(SOFTRC_OP_COMPARE_SWAP, 5000, 0, true);
 	ct_rx(&t, &p, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
@@ -223,9 +223,9 @@ TEST(resp_max_dest_rd_atomic_change_releases)
 
 	ct_init(&t, NULL);
 	rx_read_at(&t, 5000, 0x10000, 8);
-	EXPECT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 4));
+	EXPECT_EQ(0, softrc_eng_set_max_dest_rd_atomic(&t.qp, 4));
 	EXPECT_EQ(1, t.qp.resp.res_live);	/* unchanged: kept */
-	ASSERT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 2));
+	ASSERT_EQ(0, softrc_eng_set_max_dest_rd_atomic(&t.qp, 2));
 	EXPECT_EQ(0, t.qp.resp.res_live);
 	t.ntx = 0;
 	rx_read_at(&t, 5000, 0x10000, 8);
@@ -297,7 +297,7 @@ TEST(resp_reth_length_above_2g_invalid)
 		EXPECT_EQ(0, t.mr_checks);
 		EXPECT_EQ(5000, t.qp.resp.epsn);
 		EXPECT_TRUE(t.errored);
-		EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 16));
+		EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 16));
 	}
 	/* 2^31 is the largest message: 2^19 PSNs at PMTU 4096 */
 	ct_init_pmtu(&t, 4096);
@@ -338,7 +338,7 @@ TEST(resp_read_psn_span_bounded)
 
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ct_init_pmtu(&t, 256);
-		softrc_core_post_recv(&t.qp, 1, 64);
+		softrc_eng_post_recv(&t.qp, 1, 64);
 		p = ct_req(SOFTRC_OP_SEND_ONLY, 5000, 8, false);
 		ct_rx(&t, &p, 0);
 		rx_read_at(&t, 5001, 0x10000, bad[i]);
@@ -348,7 +348,7 @@ TEST(resp_read_psn_span_bounded)
 		EXPECT_TRUE(t.errored);
 	}
 	ct_init_pmtu(&t, 256);
-	softrc_core_post_recv(&t.qp, 1, 64);
+	softrc_eng_post_recv(&t.qp, 1, 64);
 	p = ct_req(SOFTRC_OP_SEND_ONLY, 5000, 8, false);
 	ct_rx(&t, &p, 0);
 	rx_read_at(&t, 5001, 0x10000, 1u << 30);
@@ -363,7 +363,7 @@ TEST(resp_read_psn_span_bounded)
 }
 
 /*
- * The requester's side of the same rule (core/qp.c): at post time a
+ * The requester's side of the same rule (core/engine.c): at post time a
  * message is at most 2^31 bytes and a READ at most SOFTRC_READ_MAX_PSNS
  * response packets at the QP's PMTU.
  */
@@ -395,7 +395,7 @@ TEST(req_post_length_rules)
  */
 TEST(resp_qp_access_enables_checked_at_any_length)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct softrc_pkt p;
 	struct ct t;
 
@@ -411,7 +411,7 @@ TEST(resp_qp_access_enables_checked_at_any_length)
 
 	/* a zero-length WRITE with immediate completes no receive */
 	ct_init(&t, &attr);
-	softrc_core_post_recv(&t.qp, 7, 64);
+	softrc_eng_post_recv(&t.qp, 7, 64);
 	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5000, 0, true);
 	ct_rx(&t, &p, 0);
 	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));

@@ -19,7 +19,7 @@
 
 static void seed_sim(struct sim *sim, u32 pmtu, u32 sq_psn, u8 timeout)
 {
-	struct softrc_core_attr a;
+	struct softrc_eng_attr a;
 
 	ct_attr_default(&a);
 	a.pmtu = pmtu;
@@ -68,9 +68,9 @@ static int recv_cqes(const struct sim_ep *ep)
 	return ep->ncqe - send_cqes(ep);
 }
 
-static struct softrc_send_wr wr_of(u64 id, u8 op, u32 len, u64 raddr)
+static struct softrc_eng_send_wr wr_of(u64 id, u8 op, u32 len, u64 raddr)
 {
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.wr_id = id, .opcode = op, .length = len, .rkey = RKEY1,
 		.remote_addr = raddr, .send_flags = SOFTRC_SEND_SIGNALED,
 	};
@@ -104,7 +104,7 @@ TEST(seed000_lost_read_response_msn4)
 {
 	struct sim sim;
 	struct sim_ep *a = &sim.ep[0], *b = &sim.ep[1];
-	struct softrc_send_wr wr;
+	struct softrc_eng_send_wr wr;
 	const struct sim_trace *tr;
 	int dropped = 0, i;
 
@@ -186,7 +186,7 @@ TEST(seed000_lost_read_response_msn4)
 	EXPECT_EQ(3, a->cqe[3].c.wr_id);
 	EXPECT_EQ(a->cqe[2].t, a->cqe[3].t);
 	EXPECT_EQ(0, memcmp(a->mem + 0x4000, b->mem + 0x1000, 8192));
-	EXPECT_TRUE(softrc_core_idle(&a->qp) || a->qp.req.head == a->qp.req.tail);
+	EXPECT_TRUE(softrc_eng_idle(&a->qp) || a->qp.req.head == a->qp.req.tail);
 	EXPECT_EQ(a->qp.req.una, a->qp.req.psn_next);
 	ASSERT_TRUE(sim_run(&sim, 1ull << 40));
 	EXPECT_EQ(4, send_cqes(a));
@@ -203,7 +203,7 @@ TEST(seed000_one_ack_retires_three_sends)
 	ct_init(&t, NULL);
 	for (i = 0; i < 3; i++)
 		ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
-	EXPECT_EQ(3, softrc_core_tx(&t.qp, 0, 100));
+	EXPECT_EQ(3, softrc_eng_tx(&t.qp, 0, 100));
 	struct softrc_pkt ack = ct_ack(1002, SOFTRC_AETH_ACK | 31, 3);
 
 	ct_rx(&t, &ack, 10);
@@ -234,7 +234,7 @@ TEST(seed002_write_loses_1001_go_back_n)
 {
 	struct sim sim;
 	struct sim_ep *a = &sim.ep[0], *b = &sim.ep[1];
-	struct softrc_send_wr wr;
+	struct softrc_eng_send_wr wr;
 	const struct sim_trace *tr;
 	int psn = 1001;
 	u32 i;
@@ -306,7 +306,7 @@ TEST(seed002_lost_ack_timeout)
 {
 	struct sim sim;
 	struct sim_ep *a = &sim.ep[0], *b = &sim.ep[1];
-	struct softrc_send_wr wr;
+	struct softrc_eng_send_wr wr;
 	u64 deadline;
 	int n = 0;
 
@@ -348,7 +348,7 @@ TEST(seed002_lost_ack_timeout)
 /* Retry count exhausted (§9.7.6.1.3): QP to ERROR. */
 TEST(seed002_retry_exhausted_error)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct ct t;
 	int i;
 
@@ -357,13 +357,13 @@ TEST(seed002_retry_exhausted_error)
 	ct_init(&t, &attr);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 100, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 100, 0));
-	softrc_core_tx(&t.qp, 0, 100);
+	softrc_eng_tx(&t.qp, 0, 100);
 	for (i = 0; i < 3; i++) {
 		u64 d = t.deadline[SOFTRC_TIMER_RETRY];
 
 		ASSERT_NE(0, d);
-		softrc_core_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
-		softrc_core_tx(&t.qp, d, 100);
+		softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY, d);
+		softrc_eng_tx(&t.qp, d, 100);
 	}
 	EXPECT_EQ(2 + 2 * 2, t.ntx);
 	EXPECT_TRUE(t.errored);
@@ -379,7 +379,7 @@ TEST(seed003_write_12k_three_packets)
 {
 	struct sim sim;
 	struct sim_ep *a = &sim.ep[0], *b = &sim.ep[1];
-	struct softrc_send_wr wr;
+	struct softrc_eng_send_wr wr;
 	u64 va;
 	u32 i;
 
@@ -428,7 +428,7 @@ TEST(seed003_write_12k_three_packets)
 TEST(seed004_q1_psn_wrap)
 {
 	struct sim sim;
-	struct softrc_send_wr wr;
+	struct softrc_eng_send_wr wr;
 	int i;
 
 	EXPECT_EQ(0x000054, softrc_psn_add(0xfffff0, 100));
@@ -462,7 +462,7 @@ TEST(seed004_q2_write_10k_fragmentation)
 	t.qp.attr.pmtu = 4096;
 	t.qp.attr.max_unacked = 128;
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10240, 0));
-	ASSERT_EQ(3, softrc_core_tx(&t.qp, 0, 100));
+	ASSERT_EQ(3, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_FIRST, t.tx[0].opcode);
 	EXPECT_EQ(10240, t.tx[0].dma_len);
 	EXPECT_EQ(0x20000, t.tx[0].va);
@@ -482,7 +482,7 @@ static void rx_send_write_imm(struct ct *t)
 {
 	ct_rx_req(t, SOFTRC_OP_SEND_ONLY, 5000, 10, true, 0);
 	ct_rx_req(t, SOFTRC_OP_RDMA_WRITE_ONLY_WITH_IMMEDIATE, 5001, 10, true, 10);
-	softrc_core_rx_flush(&t->qp);
+	softrc_eng_rx_flush(&t->qp);
 }
 
 /* SEND/WRITE duplicates are re-ACKed only (C9-105). */
@@ -491,8 +491,8 @@ TEST(seed004_dup_send_write_reacked_not_reexecuted)
 	struct ct t;
 
 	ct_init(&t, NULL);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 100));
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 2, 100));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 100));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 2, 100));
 	rx_send_write_imm(&t);
 	EXPECT_EQ(2, t.ncqe);
 	EXPECT_EQ(2, t.nplace);
@@ -586,7 +586,7 @@ TEST(seed004_rnr_wait_and_retry)
 {
 	struct sim sim;
 	struct sim_ep *a = &sim.ep[0], *b = &sim.ep[1];
-	struct softrc_send_wr wr;
+	struct softrc_eng_send_wr wr;
 
 	seed_sim(&sim, 1024, 1000, 14);
 	b->qp.attr.min_rnr_timer = 14;		/* 1.28 ms */
@@ -618,7 +618,7 @@ TEST(seed004_rnr_wait_and_retry)
 /* rnr_retry exhausted: RNR_RETRY_EXC_ERR, QP in ERROR (table 45). */
 TEST(seed004_rnr_retry_exhausted)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	struct softrc_pkt p;
 	struct ct t;
 
@@ -626,12 +626,12 @@ TEST(seed004_rnr_retry_exhausted)
 	attr.rnr_retry = 1;
 	ct_init(&t, &attr);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 10);
+	softrc_eng_tx(&t.qp, 0, 10);
 	p = ct_ack(1000, SOFTRC_AETH_RNR_NAK | 1, 0);
 	ct_rx(&t, &p, 10);
 	EXPECT_EQ(10 + 10000, t.deadline[SOFTRC_TIMER_RNR]);
-	softrc_core_timer(&t.qp, SOFTRC_TIMER_RNR, 10 + 10000);
-	softrc_core_tx(&t.qp, 10 + 10000, 10);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RNR, 10 + 10000);
+	softrc_eng_tx(&t.qp, 10 + 10000, 10);
 	EXPECT_EQ(2, t.ntx);
 	ct_rx(&t, &p, 20000);
 	ASSERT_EQ(1, t.ncqe);
@@ -649,17 +649,17 @@ TEST(seed004_credits_reported)
 
 	ct_init(&t, NULL);
 	for (i = 0; i < 7; i++)
-		softrc_core_post_recv(&t.qp, i, 64);
+		softrc_eng_post_recv(&t.qp, i, 64);
 	p = ct_req(SOFTRC_OP_SEND_ONLY, 5000, 8, true);
 	ct_rx(&t, &p, 0);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	ASSERT_EQ(1, t.ntx);
 	/* 6 WQEs left: code 5 (6 credits) */
 	EXPECT_EQ(SOFTRC_AETH_ACK | 5, t.tx[0].syndrome);
 	t.qp.attr.no_credits = true;
 	p = ct_req(SOFTRC_OP_SEND_ONLY, 5001, 8, true);
 	ct_rx(&t, &p, 0);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(SOFTRC_AETH_ACK | 31, t.tx[1].syndrome);
 }
 
@@ -671,7 +671,7 @@ TEST(seed004_credits_limit_and_probe)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 10));
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 0, 10));
 	/* ACK: MSN 1, zero credits: LSN = 1 */
 	p = ct_ack(1000, SOFTRC_AETH_ACK | 0, 1);
 	ct_rx(&t, &p, 5);
@@ -679,15 +679,15 @@ TEST(seed004_credits_limit_and_probe)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 3000, 0));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10, 0));
 	/* nothing in flight: a single-packet probe with AckReq, then wait */
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 5, 10));
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 5, 10));
 	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[1].opcode);
 	EXPECT_TRUE(t.tx[1].ackreq);
 	EXPECT_EQ(1, t.qp.cnt.credit_probes);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 5, 10));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 5, 10));
 	/* the probe's ACK grants 4 credits: the rest flows */
 	p = ct_ack(1001, SOFTRC_AETH_ACK | 4, 1);
 	ct_rx(&t, &p, 9);
-	EXPECT_EQ(3, softrc_core_tx(&t.qp, 9, 10));
+	EXPECT_EQ(3, softrc_eng_tx(&t.qp, 9, 10));
 	EXPECT_EQ(SOFTRC_OP_SEND_MIDDLE, t.tx[2].opcode);
 	EXPECT_EQ(SOFTRC_OP_SEND_LAST, t.tx[3].opcode);
 	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_ONLY, t.tx[4].opcode);
@@ -702,13 +702,13 @@ TEST(seed004_credits_31_unlimited)
 
 	ct_init(&t, NULL);
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	softrc_core_tx(&t.qp, 0, 10);
+	softrc_eng_tx(&t.qp, 0, 10);
 	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
 	ct_rx(&t, &p, 5);
 	EXPECT_FALSE(t.qp.req.credits_valid);
 	for (i = 0; i < 20; i++)
 		ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
-	EXPECT_EQ(20, softrc_core_tx(&t.qp, 5, 100));
+	EXPECT_EQ(20, softrc_eng_tx(&t.qp, 5, 100));
 	EXPECT_EQ(0, t.qp.cnt.credit_stalls);
 }
 

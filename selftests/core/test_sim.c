@@ -14,7 +14,7 @@
  * printed.
  *
  * Also: timers on a coarse glue clock, and parser rejects handed to
- * softrc_core_rx_invalid(), each in a named deterministic run.
+ * softrc_eng_rx_invalid(), each in a named deterministic run.
  *
  * Context: host user space only.
  */
@@ -168,15 +168,15 @@ TEST_F_TIMEOUT(sim, psn_cycle_scenarios, 600)
  */
 TEST_F_TIMEOUT(sim, held_fatal_nak_scenarios, 600)
 {
-	struct softrc_core_attr a = {
+	struct softrc_eng_attr a = {
 		.pmtu = 4096, .sq_psn = 5000, .rq_psn = 9000, .pkey = 0xffff,
 		.timeout = 8, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
 	};
-	struct softrc_send_wr rd = {
+	struct softrc_eng_send_wr rd = {
 		.opcode = SOFTRC_WR_RDMA_READ, .length = 400 << 10, .rkey = 0x200,
 		.send_flags = SOFTRC_SEND_SIGNALED, .wr_id = 0,
 	};
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.opcode = SOFTRC_WR_RDMA_WRITE, .length = 64, .rkey = 0xbad,
 		.send_flags = SOFTRC_SEND_SIGNALED, .wr_id = 1,
 	};
@@ -210,12 +210,12 @@ TEST_F_TIMEOUT(sim, held_fatal_nak_scenarios, 600)
  */
 TEST(sim_coarse_clock_timers_never_early)
 {
-	struct softrc_core_attr a = {
+	struct softrc_eng_attr a = {
 		.pmtu = 1024, .sq_psn = 0xfffff0, .rq_psn = 7, .pkey = 0xffff,
 		.timeout = 6, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
 		.min_rnr_timer = 1, .clock_slack_ns = 2000000,
 	};
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.opcode = SOFTRC_WR_SEND, .length = 3000,
 		.send_flags = SOFTRC_SEND_SIGNALED,
 	};
@@ -245,17 +245,17 @@ TEST(sim_coarse_clock_timers_never_early)
 
 /*
  * A request the parser rejects with its BTH intact (2 bytes too long)
- * goes to softrc_core_rx_invalid(), as in the glue: at the expected PSN
+ * goes to softrc_eng_rx_invalid(), as in the glue: at the expected PSN
  * it draws NAK invalid request, and the requester's WR fails with
  * REM_INV_REQ_ERR (it used to be dropped and silently resent).
  */
 TEST(sim_parse_reject_feeds_rx_invalid)
 {
-	struct softrc_core_attr a = {
+	struct softrc_eng_attr a = {
 		.pmtu = 1024, .sq_psn = 100, .rq_psn = 200, .pkey = 0xffff,
 		.timeout = 8, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
 	};
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.opcode = SOFTRC_WR_SEND, .length = 100,
 		.send_flags = SOFTRC_SEND_SIGNALED,
 	};
@@ -282,11 +282,11 @@ TEST(sim_parse_reject_feeds_rx_invalid)
 /* A bit flip anywhere after the IP/UDP header is caught, never accepted. */
 static void corrupt_run(struct __test_metadata *_metadata, bool fast)
 {
-	struct softrc_core_attr a = {
+	struct softrc_eng_attr a = {
 		.pmtu = 1024, .sq_psn = 0xfffff0, .rq_psn = 7, .pkey = 0xffff,
 		.timeout = 8, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
 	};
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.opcode = SOFTRC_WR_RDMA_WRITE, .length = 64 << 10, .rkey = 0x200,
 		.send_flags = SOFTRC_SEND_SIGNALED,
 	};

@@ -18,7 +18,7 @@
 
 static void uc_init(struct ct *t)
 {
-	struct softrc_core_attr a;
+	struct softrc_eng_attr a;
 
 	ct_attr_default(&a);
 	a.transport = SOFTRC_OPCODE_UC;
@@ -35,7 +35,7 @@ TEST(uc_requester_no_ackreq_completes_at_last_packet)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 2500, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE_WITH_IMM, 1024, SIG));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10, 0));
-	softrc_core_tx(&t.qp, 0, 64);
+	softrc_eng_tx(&t.qp, 0, 64);
 	ASSERT_EQ(5, t.ntx);
 	EXPECT_EQ(SOFTRC_OP_UC_SEND_FIRST, t.tx[0].opcode);
 	EXPECT_EQ(SOFTRC_OP_UC_SEND_MIDDLE, t.tx[1].opcode);
@@ -53,7 +53,7 @@ TEST(uc_requester_no_ackreq_completes_at_last_packet)
 	EXPECT_EQ(SOFTRC_WC_RDMA_WRITE, t.cqe[1].opcode);
 	EXPECT_EQ(0, t.qp.req.deadline[SOFTRC_TIMER_RETRY]);
 	EXPECT_EQ(t.qp.req.psn_next, t.qp.req.una);
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
 }
 
 /* Far more packets than max_unacked: nothing waits for an ACK. */
@@ -66,7 +66,7 @@ TEST(uc_requester_never_window_blocked)
 	for (i = 0; i < 60; i++)
 		ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 4096, 0));
 	for (i = 0; i < 10 && t.ntx < 240; i++)
-		softrc_core_tx(&t.qp, 0, 64);
+		softrc_eng_tx(&t.qp, 0, 64);
 	EXPECT_EQ(240, t.ntx);
 	EXPECT_EQ(t.qp.req.tail, t.qp.req.head);
 }
@@ -88,9 +88,9 @@ TEST(uc_responder_never_acks)
 	struct ct t;
 
 	uc_init(&t);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 4096));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 4096));
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_ONLY, 5000, 100, true, 0);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
 	EXPECT_EQ(100, t.cqe[0].byte_len);
@@ -107,8 +107,8 @@ TEST(uc_gap_drops_only_the_message_in_progress)
 	struct ct t;
 
 	uc_init(&t);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 8192));
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 2, 8192));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 8192));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 2, 8192));
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_FIRST, 5000, 1024, false, 0);
 	/* 5001 (MIDDLE) lost */
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_LAST, 5002, 100, false, 0);
@@ -132,14 +132,14 @@ TEST(uc_gap_between_messages)
 	struct ct t;
 
 	uc_init(&t);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 8192));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 8192));
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_ONLY, 5007, 10, false, 0);
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
 	EXPECT_EQ(5008, t.qp.resp.epsn);
 	EXPECT_EQ(0, t.qp.cnt.uc_drop_msgs);
 	/* an older PSN is no duplicate on UC: taken as the new start */
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 2, 8192));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 2, 8192));
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_ONLY, 4000, 10, false, 0);
 	ASSERT_EQ(2, t.ncqe);
 	EXPECT_EQ(2, t.cqe[1].wr_id);
@@ -170,7 +170,7 @@ TEST(uc_first_inside_message_restarts)
 	struct ct t;
 
 	uc_init(&t);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 8192));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 8192));
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_FIRST, 5000, 1024, false, 0);
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_ONLY, 5001, 7, false, 0);
 	ASSERT_EQ(1, t.ncqe);
@@ -185,7 +185,7 @@ TEST(uc_no_receive_wqe_drops_message)
 
 	uc_init(&t);
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_FIRST, 5000, 1024, false, 0);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 8192));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 8192));
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_LAST, 5001, 10, false, 0);
 	EXPECT_EQ(0, t.ncqe);
 	EXPECT_EQ(0, t.ntx);
@@ -219,8 +219,8 @@ TEST(uc_send_too_long_fails_wqe_and_qp)
 	struct ct t;
 
 	uc_init(&t);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 1000));
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 2, 1000));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 1000));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 2, 1000));
 	ct_rx_req(&t, SOFTRC_OP_UC_SEND_ONLY, 5000, 1001, false, 0);
 	ASSERT_EQ(2, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_LOC_LEN_ERR, t.cqe[0].status);

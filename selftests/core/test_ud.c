@@ -20,7 +20,7 @@
 
 static void ud_init(struct ct *t)
 {
-	struct softrc_core_attr a;
+	struct softrc_eng_attr a;
 
 	ct_attr_default(&a);
 	a.transport = SOFTRC_OPCODE_UD;
@@ -33,7 +33,7 @@ static void ud_init(struct ct *t)
 static int ud_post(struct ct *t, u8 opcode, u32 len, u8 flags, u32 dqpn,
 		   u32 qkey)
 {
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.wr_id = 0x100 + t->qp.req.tail,
 		.opcode = opcode,
 		.length = len,
@@ -43,7 +43,7 @@ static int ud_post(struct ct *t, u8 opcode, u32 len, u8 flags, u32 dqpn,
 		.imm = 0x11223344,
 	};
 
-	return softrc_core_post_send(&t->qp, &wr);
+	return softrc_eng_post_send(&t->qp, &wr);
 }
 
 static struct softrc_pkt ud_pkt(u8 opcode, u32 len, u32 sqpn)
@@ -65,7 +65,7 @@ TEST(ud_send_one_packet_each_with_deth)
 	ASSERT_EQ(0, ud_post(&t, SOFTRC_WR_SEND, 1024, SIG, 9, 0x777));
 	ASSERT_EQ(1, ud_post(&t, SOFTRC_WR_SEND_WITH_IMM, 0, SIG, 10, 0x778));
 	ASSERT_EQ(2, ud_post(&t, SOFTRC_WR_SEND, 100, 0, 11, 0x779));
-	EXPECT_EQ(3, softrc_core_tx(&t.qp, 0, 64));
+	EXPECT_EQ(3, softrc_eng_tx(&t.qp, 0, 64));
 	ASSERT_EQ(3, t.ntx);
 	EXPECT_EQ(SOFTRC_OP_UD_SEND_ONLY, t.tx[0].opcode);
 	EXPECT_EQ(SOFTRC_OP_UD_SEND_ONLY_WITH_IMMEDIATE, t.tx[1].opcode);
@@ -87,7 +87,7 @@ TEST(ud_send_one_packet_each_with_deth)
 	EXPECT_EQ(1024, t.cqe[0].byte_len);
 	EXPECT_EQ(0x101, t.cqe[1].wr_id);
 	EXPECT_EQ(0, t.qp.req.deadline[SOFTRC_TIMER_RETRY]);
-	EXPECT_TRUE(softrc_core_idle(&t.qp));
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
 }
 
 /* IBTA §10.2.4: a WR Q_Key with bit 31 set means the QP's own Q_Key. */
@@ -98,7 +98,7 @@ TEST(ud_controlled_qkey_uses_the_qps)
 	ud_init(&t);
 	ASSERT_LE(0, ud_post(&t, SOFTRC_WR_SEND, 8, SIG, 9, 0x80000000));
 	ASSERT_LE(0, ud_post(&t, SOFTRC_WR_SEND, 8, SIG, 9, 0x7fffffff));
-	softrc_core_tx(&t.qp, 0, 64);
+	softrc_eng_tx(&t.qp, 0, 64);
 	ASSERT_EQ(2, t.ntx);
 	EXPECT_EQ(QKEY, t.tx[0].qkey);
 	EXPECT_EQ(0x7fffffff, t.tx[1].qkey);
@@ -113,7 +113,7 @@ TEST(ud_send_above_pmtu_is_local_length_error)
 	ASSERT_LE(0, ud_post(&t, SOFTRC_WR_SEND, 1024, SIG, 9, 1));
 	ASSERT_LE(0, ud_post(&t, SOFTRC_WR_SEND, 1025, 0, 9, 1));
 	ASSERT_LE(0, ud_post(&t, SOFTRC_WR_SEND, 1, SIG, 9, 1));
-	softrc_core_tx(&t.qp, 0, 64);
+	softrc_eng_tx(&t.qp, 0, 64);
 	EXPECT_EQ(1, t.ntx);
 	ASSERT_EQ(3, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_SUCCESS, t.cqe[0].status);
@@ -131,7 +131,7 @@ TEST(ud_send_memory_gone_is_local_protection_error)
 	ud_init(&t);
 	t.gather_fail = true;
 	ASSERT_LE(0, ud_post(&t, SOFTRC_WR_SEND, 64, 0, 9, 1));
-	softrc_core_tx(&t.qp, 0, 64);
+	softrc_eng_tx(&t.qp, 0, 64);
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_LOC_PROT_ERR, t.cqe[0].status);
 	EXPECT_EQ(1, t.qp.cnt.mem_errors);
@@ -154,7 +154,7 @@ TEST(ud_post_only_sends)
 		EXPECT_EQ(SOFTRC_E_INVAL, ud_post(&t, bad[i], 8, SIG, 9, 1));
 	EXPECT_EQ(0, ud_post(&t, SOFTRC_WR_REFUSED, 0, SIG, 9, 1));
 	t.local_fail = SOFTRC_WC_LOC_QP_OP_ERR;
-	softrc_core_tx(&t.qp, 0, 64);
+	softrc_eng_tx(&t.qp, 0, 64);
 	EXPECT_EQ(0, t.ntx);
 	ASSERT_EQ(1, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_LOC_QP_OP_ERR, t.cqe[0].status);
@@ -168,13 +168,38 @@ TEST(ud_sq_drain_stops_sending)
 
 	ud_init(&t);
 	ASSERT_LE(0, ud_post(&t, SOFTRC_WR_SEND, 8, SIG, 9, 1));
-	softrc_core_sq_drain(&t.qp, true);
-	EXPECT_TRUE(softrc_core_sq_drained(&t.qp));
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 64));
+	softrc_eng_sq_drain(&t.qp, true);
+	EXPECT_TRUE(softrc_eng_sq_drained(&t.qp));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 64));
 	EXPECT_EQ(0, t.ntx);
-	softrc_core_sq_drain(&t.qp, false);
-	EXPECT_EQ(1, softrc_core_tx(&t.qp, 0, 64));
+	softrc_eng_sq_drain(&t.qp, false);
+	EXPECT_EQ(1, softrc_eng_tx(&t.qp, 0, 64));
 	EXPECT_EQ(1, t.ntx);
+}
+
+/*
+ * A UD receive completion hands back the receive context of the packet
+ * that completed it (the driver reads the packet's IP family and VLAN
+ * there) and says whether it was solicited.
+ */
+TEST(ud_receive_completion_carries_rx_and_se)
+{
+	struct softrc_pkt p = ud_pkt(SOFTRC_OP_UD_SEND_ONLY, 16, 0x99);
+	static u8 rx_a[64], rx_b[64];
+	struct ct t;
+
+	ud_init(&t);
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 40 + 64));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 2, 40 + 64));
+	p.se = true;
+	softrc_eng_rx(&t.qp, &p, rx_a, 0);
+	p.se = false;
+	softrc_eng_rx(&t.qp, &p, rx_b, 0);
+	ASSERT_EQ(2, t.ncqe);
+	EXPECT_TRUE(t.cqe[0].rx == rx_a);
+	EXPECT_TRUE(t.cqe[0].flags & SOFTRC_CQE_SOLICITED);
+	EXPECT_TRUE(t.cqe[1].rx == rx_b);
+	EXPECT_FALSE(t.cqe[1].flags & SOFTRC_CQE_SOLICITED);
 }
 
 TEST(ud_receive_grh_then_payload)
@@ -184,7 +209,7 @@ TEST(ud_receive_grh_then_payload)
 	struct ct t;
 
 	ud_init(&t);
-	ASSERT_EQ(0, softrc_core_post_recv(&t.qp, 0xa0, 40 + 200));
+	ASSERT_EQ(0, softrc_eng_post_recv(&t.qp, 0xa0, 40 + 200));
 	ct_rx(&t, &p, 0);
 	ASSERT_EQ(2, t.nplace);
 	EXPECT_EQ(CT_GRH_OFF, t.place[0].pkt_off);
@@ -204,7 +229,7 @@ TEST(ud_receive_grh_then_payload)
 	EXPECT_EQ(0x55667788, t.cqe[0].imm);
 	EXPECT_EQ(0x99, t.cqe[0].src_qp);
 	/* no ACK, ever */
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(0, t.ntx);
 }
 
@@ -217,7 +242,7 @@ TEST(ud_receive_empty_and_any_psn)
 
 	ud_init(&t);
 	for (i = 0; i < 3; i++)
-		ASSERT_LE(0, softrc_core_post_recv(&t.qp, i, 40));
+		ASSERT_LE(0, softrc_eng_post_recv(&t.qp, i, 40));
 	for (i = 0; i < 3; i++) {
 		p.psn = 0xffffff - i * 1000;
 		ct_rx(&t, &p, 0);
@@ -239,7 +264,7 @@ TEST(ud_receive_without_wqe_dropped)
 
 	ud_init(&t);
 	ct_rx(&t, &p, 0);
-	softrc_core_rx_flush(&t.qp);
+	softrc_eng_rx_flush(&t.qp);
 	EXPECT_EQ(0, t.ncqe);
 	EXPECT_EQ(0, t.ntx);
 	EXPECT_EQ(1, t.qp.cnt.drop_no_recv);
@@ -253,8 +278,8 @@ TEST(ud_receive_too_big_for_wqe)
 	struct ct t;
 
 	ud_init(&t);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 40 + 99));
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 2, 40 + 100));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 40 + 99));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 2, 40 + 100));
 	ct_rx(&t, &p, 0);
 	ct_rx(&t, &p, 0);
 	ASSERT_EQ(2, t.ncqe);
@@ -273,7 +298,7 @@ TEST(ud_receive_memory_gone)
 	struct ct t;
 
 	ud_init(&t);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 4096));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 4096));
 	t.place_fail = true;
 	ct_rx(&t, &p, 0);
 	ASSERT_EQ(1, t.ncqe);
@@ -289,15 +314,15 @@ TEST(ud_error_flushes_and_drops)
 	struct ct t;
 
 	ud_init(&t);
-	ASSERT_LE(0, softrc_core_post_recv(&t.qp, 1, 4096));
+	ASSERT_LE(0, softrc_eng_post_recv(&t.qp, 1, 4096));
 	ASSERT_LE(0, ud_post(&t, SOFTRC_WR_SEND, 8, 0, 9, 1));
-	softrc_core_set_error(&t.qp);
+	softrc_eng_set_error(&t.qp);
 	ASSERT_EQ(2, t.ncqe);
 	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[0].status);
 	EXPECT_EQ(SOFTRC_WC_WR_FLUSH_ERR, t.cqe[1].status);
 	ct_rx(&t, &p, 0);
 	EXPECT_EQ(2, t.ncqe);
-	EXPECT_EQ(0, softrc_core_tx(&t.qp, 0, 64));
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 0, 64));
 	EXPECT_EQ(0, t.ntx);
 }
 
@@ -346,20 +371,20 @@ TEST(ud_parse_transport_must_match)
 
 TEST(ud_init_rejects_unknown_transport)
 {
-	struct softrc_core_attr a;
-	struct softrc_core_qp qp;
-	struct softrc_send_wqe sq[4];
-	struct softrc_recv_wqe rq[4];
-	struct softrc_core_storage st = {
+	struct softrc_eng_attr a;
+	struct softrc_eng_qp qp;
+	struct softrc_eng_send_wqe sq[4];
+	struct softrc_eng_recv_wqe rq[4];
+	struct softrc_eng_storage st = {
 		.sq = sq, .sq_depth = 4, .rq = rq, .rq_depth = 4,
 	};
 
 	ct_attr_default(&a);
 	a.transport = 0x40;	/* RD: not spoken */
 	a.max_rd_atomic = 0;
-	EXPECT_EQ(SOFTRC_E_INVAL, softrc_core_qp_init(&qp, NULL, NULL, &a, &st));
+	EXPECT_EQ(SOFTRC_E_INVAL, softrc_eng_init(&qp, NULL, NULL, &a, &st));
 	a.transport = SOFTRC_OPCODE_UD;
-	EXPECT_EQ(0, softrc_core_qp_init(&qp, NULL, NULL, &a, &st));
+	EXPECT_EQ(0, softrc_eng_init(&qp, NULL, NULL, &a, &st));
 }
 
 TEST_HARNESS_MAIN

@@ -483,7 +483,7 @@ if selected "kernel FLUSH"; then
 	fl_case B
 fi
 # ---- FLUSH through kernel verbs (softrc_flush_peer.ko) ---------- end ----
-# softrc's GSO batches (net.c) reach the peer cut into single packets by
+# softrc's GSO batches (tx.c) reach the peer cut into single packets by
 # the software segmentation in front of the virtio NIC: they went out,
 # and the peer's completions above show they arrived whole
 if [ "$drv" = softrc ]; then

@@ -175,7 +175,7 @@ check "rdma statistic: loopback packets went to self (tx_self > 0 on sl)" bash -
 	'rdma statistic show link sl/1 | grep -Eq "tx_self [1-9]"'
 check "rdma statistic: wire packets did not (tx_self 0 on sa)" bash -c \
 	'rdma statistic show link sa/1 | grep -Eq "tx_self 0( |$)"'
-# wire packets leave in GSO batches (net.c), unless tx_batch=0
+# wire packets leave in GSO batches (tx.c), unless tx_batch=0
 check "rdma statistic: wire packets left in GSO batches (tx_batches > 0 on sa)" \
 	test "$(counter sa tx_batches)" -gt 0
 batches=$(counter sa tx_batches)

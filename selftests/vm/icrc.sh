@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The payload loops of crc.c: the CRC of the ICRC (icrc_impl) and the
-# receive copy (copy_impl): the module parameters, the choice at load,
-# and traffic with each implementation forced (a wrong ICRC would drop
-# every data packet and the pingpong would time out; rx_bad_icrc must
-# stay 0; rc_verify checks every byte the copy placed). Interop with
-# rxe (interop.sh) cross-checks the ICRC against another implementation.
+# The payload loops of icrc_skb.c and copy.c: the CRC of the ICRC
+# (icrc_impl) and the receive copy (copy_impl): the module parameters,
+# the choice at load, and traffic with each implementation forced (a
+# wrong ICRC would drop every data packet and the pingpong would time
+# out; rx_bad_icrc must stay 0; rc_verify checks every byte the copy
+# placed). Interop with rxe (interop.sh) cross-checks the ICRC against
+# another implementation.
 #
 # Topology (selftests/verbs/topo.sh): wire, two netns joined by a veth.
 set -u

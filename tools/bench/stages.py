@@ -46,19 +46,19 @@ ANCHORS = [
                                "ip_local_out", "ip_output", "__dev_queue_xmit")),
     ("completion to CQ", ("softrc_qp_drain_comps", "softrc_cq_post", "rxe_cq_post",
                           "do_complete")),
-    (RX_ENGINE, ("softrc_udp_encap_rcv", "softrc_self_rcv", "softrc_rx_*",
+    (RX_ENGINE, ("softrc_rx_*",
                  "rxe_udp_encap_recv", "rxe_rcv", "rxe_responder", "rxe_completer")),
     ("RX: IP/UDP stack", ("net_rx_action", "__netif_receive_skb*", "process_backlog",
                           "ip_rcv*", "ip_list_rcv", "udp_rcv", "__udp4_lib_rcv")),
     ("TX: SQ pull, WQE checks", ("softrc_qp_pull_usq", "req_next_wqe")),
-    ("TX: requester engine", ("softrc_core_tx", "softrc_qp_run_tx", "softrc_post_send",
+    ("TX: requester engine", ("softrc_eng_tx", "softrc_qp_run_tx", "softrc_post_send",
                               "rxe_requester", "rxe_post_send", "rxe_do_task")),
     ("syscall, uverbs", ("ib_uverbs_*", "do_syscall_64", "entry_SYSCALL*", "syscall_*")),
     ("user space (perftest, librxe)", ("@user",)),
 ]
 # leaf-side helpers that refine a stage: the ICRC and allocations while
 # building a packet, the ICRC check and frees while receiving one
-CRC = ("softrc_crc*", "softrc_net_crc", "softrc_icrc_*", "softrc_skb_icrc", "crc32*",
+CRC = ("softrc_crc*", "softrc_net_crc", "softrc_icrc_*", "softrc_skb_crc", "crc32*",
        "crypto_shash*", "shash_*", "loop_64", "kernel_fpu*", "irq_fpu_usable")
 ALLOC = ("__alloc_skb", "alloc_skb*", "kmalloc_reserve", "__kmalloc*", "kmem_cache_alloc*",
          "__kmem_cache_alloc*", "build_skb*", "__build_skb*", "page_frag*", "skb_page_frag_refill",

@@ -33,7 +33,7 @@
 
 #include <softrc/resraw.h>
 
-#include "qp.h"
+#include "engine.h"
 
 #define MAX_INPUT	(16u << 20)	/* bytes of JSON read from stdin */
 #define MAX_RECORD	4096u		/* bytes in one record */
@@ -101,9 +101,9 @@ static void print_qp(FILE *out, const u8 *rec)
 	fprintf(out, "qp qpn=%" PRIu32 " type=%u ib_state=%u state=%s req_state=%s resp_state=%s",
 		F32(softrc_resraw_qp, qpn), F8(softrc_resraw_qp, qp_type),
 		F8(softrc_resraw_qp, ib_state),
-		NAME(softrc_qp_state_names, F8(softrc_resraw_qp, state)),
-		NAME(softrc_req_state_names, F8(softrc_resraw_qp, req_state)),
-		NAME(softrc_resp_state_names, F8(softrc_resraw_qp, resp_state)));
+		NAME(softrc_eng_state_names, F8(softrc_resraw_qp, state)),
+		NAME(softrc_eng_req_state_names, F8(softrc_resraw_qp, req_state)),
+		NAME(softrc_eng_resp_state_names, F8(softrc_resraw_qp, resp_state)));
 	fprintf(out, " sq_psn=%" PRIu32 " rq_psn=%" PRIu32 " unacked_psn_first=%" PRIu32
 		" unacked_psns=%" PRIu32,
 		F32(softrc_resraw_qp, sq_psn), F32(softrc_resraw_qp, rq_psn),

@@ -9,7 +9,7 @@
 #include "coretest.h"
 
 static int ct_xmit(void *ctx, const struct softrc_pkt *pkt,
-		   const struct softrc_buf *pl)
+		   const struct softrc_eng_buf *pl)
 {
 	struct ct *t = ctx;
 	const struct ct_pin *p = pl->pin;
@@ -66,7 +66,7 @@ void ct_pins_gone(struct ct *t)
 		t->pin[i].gone = true;
 }
 
-static int ct_place_cb(void *ctx, const struct softrc_buf *dst, void *rx,
+static int ct_place_cb(void *ctx, const struct softrc_eng_buf *dst, void *rx,
 		       u32 pkt_off)
 {
 	struct ct *t = ctx;
@@ -85,7 +85,7 @@ static int ct_place_cb(void *ctx, const struct softrc_buf *dst, void *rx,
 }
 
 /* UD: the GRH slot, recorded as a placement at CT_GRH_OFF */
-static int ct_place_grh(void *ctx, const struct softrc_buf *dst, void *rx)
+static int ct_place_grh(void *ctx, const struct softrc_eng_buf *dst, void *rx)
 {
 	return ct_place_cb(ctx, dst, rx, CT_GRH_OFF);
 }
@@ -168,7 +168,7 @@ static u8 ct_local(void *ctx, u32 slot)
 	return t->local_fail;
 }
 
-static void ct_complete(void *ctx, const struct softrc_cqe *cqe)
+static void ct_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 {
 	struct ct *t = ctx;
 
@@ -177,7 +177,7 @@ static void ct_complete(void *ctx, const struct softrc_cqe *cqe)
 	t->ncqe++;
 }
 
-static void ct_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
+static void ct_timer(void *ctx, enum softrc_eng_timer_id id, u64 deadline)
 {
 	struct ct *t = ctx;
 
@@ -192,7 +192,7 @@ static void ct_qp_error(void *ctx)
 	t->errored = true;
 }
 
-static void ct_retransmit(void *ctx, u32 psn, enum softrc_retry_reason why)
+static void ct_retransmit(void *ctx, u32 psn, enum softrc_eng_retry_reason why)
 {
 	struct ct *t = ctx;
 
@@ -212,14 +212,14 @@ static void ct_rnr_wait(void *ctx, u32 psn, u64 wait_ns)
 	t->nrnr++;
 }
 
-static void ct_timer_expired(void *ctx, enum softrc_timer_id id)
+static void ct_timer_expired(void *ctx, enum softrc_eng_timer_id id)
 {
 	struct ct *t = ctx;
 
 	t->nexpired[id]++;
 }
 
-static const struct softrc_core_ops ct_ops = {
+static const struct softrc_eng_ops ct_ops = {
 	.xmit = ct_xmit,
 	.mr_check = ct_mr_check,
 	.key_put = ct_key_put,
@@ -239,7 +239,7 @@ static const struct softrc_core_ops ct_ops = {
 	.timer_expired = ct_timer_expired,
 };
 
-void ct_attr_default(struct softrc_core_attr *attr)
+void ct_attr_default(struct softrc_eng_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->pmtu = 1024;
@@ -254,10 +254,10 @@ void ct_attr_default(struct softrc_core_attr *attr)
 	attr->max_rd_atomic = 4;
 }
 
-void ct_init(struct ct *t, const struct softrc_core_attr *attr)
+void ct_init(struct ct *t, const struct softrc_eng_attr *attr)
 {
-	struct softrc_core_attr a;
-	struct softrc_core_storage st = {
+	struct softrc_eng_attr a;
+	struct softrc_eng_storage st = {
 		.sq = t->sq, .sq_depth = 64, .rq = t->rq, .rq_depth = 64,
 		.res = t->res, .nres = 4,
 	};
@@ -267,13 +267,13 @@ void ct_init(struct ct *t, const struct softrc_core_attr *attr)
 		ct_attr_default(&a);
 		attr = &a;
 	}
-	if (softrc_core_qp_init(&t->qp, &ct_ops, t, attr, &st))
+	if (softrc_eng_init(&t->qp, &ct_ops, t, attr, &st))
 		abort();
 }
 
 void ct_init_pmtu(struct ct *t, u32 pmtu)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 
 	ct_attr_default(&attr);
 	attr.pmtu = pmtu;
@@ -282,7 +282,7 @@ void ct_init_pmtu(struct ct *t, u32 pmtu)
 
 void ct_init_deny(struct ct *t, u32 remote_deny)
 {
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 
 	ct_attr_default(&attr);
 	attr.remote_deny = remote_deny;
@@ -338,7 +338,7 @@ void ct_rx(struct ct *t, const struct softrc_pkt *pkt, u64 now)
 {
 	static u8 rxbuf[8192];
 
-	softrc_core_rx(&t->qp, pkt, rxbuf, now);
+	softrc_eng_rx(&t->qp, pkt, rxbuf, now);
 }
 
 void ct_rx_req(struct ct *t, u8 op, u32 psn, u32 len, bool ackreq, u32 dma)
@@ -349,9 +349,9 @@ void ct_rx_req(struct ct *t, u8 op, u32 psn, u32 len, bool ackreq, u32 dma)
 	ct_rx(t, &p, 0);
 }
 
-struct softrc_send_wr ct_wr(const struct ct *t, u8 opcode, u32 len, u8 flags)
+struct softrc_eng_send_wr ct_wr(const struct ct *t, u8 opcode, u32 len, u8 flags)
 {
-	struct softrc_send_wr wr = {
+	struct softrc_eng_send_wr wr = {
 		.wr_id = 0x100 + t->qp.req.tail,
 		.opcode = opcode,
 		.length = len,
@@ -365,11 +365,11 @@ struct softrc_send_wr ct_wr(const struct ct *t, u8 opcode, u32 len, u8 flags)
 
 int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags)
 {
-	struct softrc_send_wr wr = ct_wr(t, opcode, len, flags);
+	struct softrc_eng_send_wr wr = ct_wr(t, opcode, len, flags);
 
 	wr.compare_add = 1;
 	wr.swap = 2;
-	return softrc_core_post_send(&t->qp, &wr);
+	return softrc_eng_post_send(&t->qp, &wr);
 }
 
 int ct_count_tx(const struct ct *t, u8 opcode)

@@ -10,7 +10,7 @@
 #ifndef SOFTRC_SELFTEST_CORETEST_H
 #define SOFTRC_SELFTEST_CORETEST_H
 
-#include "qp.h"
+#include "internal.h"
 
 #define CT_MAX	512
 
@@ -31,7 +31,7 @@
 #define CT_GRH_OFF	0xffffffffu
 
 struct ct_place {
-	struct softrc_buf dst;
+	struct softrc_eng_buf dst;
 	u32 pkt_off;
 };
 
@@ -43,14 +43,14 @@ struct ct_pin {
 };
 
 struct ct {
-	struct softrc_core_qp qp;
-	struct softrc_send_wqe sq[64];
-	struct softrc_recv_wqe rq[64];
-	struct softrc_rd_res res[4];
+	struct softrc_eng_qp qp;
+	struct softrc_eng_send_wqe sq[64];
+	struct softrc_eng_recv_wqe rq[64];
+	struct softrc_eng_rd_res res[4];
 	struct softrc_pkt tx[CT_MAX];
-	struct softrc_buf txpl[CT_MAX];
+	struct softrc_eng_buf txpl[CT_MAX];
 	int ntx;
-	struct softrc_cqe cqe[CT_MAX];
+	struct softrc_eng_cqe cqe[CT_MAX];
 	int ncqe;
 	struct ct_place place[CT_MAX];
 	int nplace;
@@ -99,8 +99,8 @@ void ct_pins_gone(struct ct *t);
 /* Defaults: pmtu 1024, sq_psn 1000, rq_psn 5000, timeout 10, retry 7,
  * rnr_retry 7, min_rnr_timer 5, max_rd_atomic 4, 4 responder resources.
  */
-void ct_attr_default(struct softrc_core_attr *attr);
-void ct_init(struct ct *t, const struct softrc_core_attr *attr);
+void ct_attr_default(struct softrc_eng_attr *attr);
+void ct_init(struct ct *t, const struct softrc_eng_attr *attr);
 /* ct_init with the defaults but for the path MTU. */
 void ct_init_pmtu(struct ct *t, u32 pmtu);
 /* ct_init with the defaults on a QP that denies @remote_deny (ACCESS_*). */
@@ -115,7 +115,7 @@ void ct_rx(struct ct *t, const struct softrc_pkt *pkt, u64 now);
 /* ct_req of @op with DMA length @dma (RETH), received at time 0. */
 void ct_rx_req(struct ct *t, u8 op, u32 psn, u32 len, bool ackreq, u32 dma);
 /* The WR ct_post posts, but for its atomic operands (0 here). */
-struct softrc_send_wr ct_wr(const struct ct *t, u8 opcode, u32 len, u8 flags);
+struct softrc_eng_send_wr ct_wr(const struct ct *t, u8 opcode, u32 len, u8 flags);
 int ct_post(struct ct *t, u8 opcode, u32 len, u8 flags);
 /* Count transmitted packets with this opcode. */
 int ct_count_tx(const struct ct *t, u8 opcode);

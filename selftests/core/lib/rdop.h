@@ -48,14 +48,14 @@ static inline void ct_rdop_sent(struct __test_metadata *_metadata,
 	ct_init(t, NULL);
 	for (i = 0; i < n; i++)
 		ASSERT_LE(0, o->post(t, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t->qp, 0, 16);
+	softrc_eng_tx(&t->qp, 0, 16);
 }
 
 /* RC only, and it takes a responder resource: else refused at post. */
 static inline void ct_rdop_post_refused(struct __test_metadata *_metadata,
 					const struct ct_rdop *o)
 {
-	struct softrc_core_attr a;
+	struct softrc_eng_attr a;
 	struct ct t;
 
 	ct_attr_default(&a);
@@ -82,7 +82,7 @@ static inline void ct_rdop_max_rd_atomic(struct __test_metadata *_metadata,
 	r = CT_RD_RESP(1000, 0, 1);
 	ct_rx(&t, &r, 0);
 	EXPECT_EQ(3, t.qp.req.rd_out);
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	ASSERT_EQ(5, t.ntx);
 	EXPECT_EQ(1004, t.tx[4].psn);
 	EXPECT_EQ(4, t.qp.req.rd_out);
@@ -99,11 +99,11 @@ static inline void ct_rdop_fence_waits(struct __test_metadata *_metadata,
 	ASSERT_LE(0, o->post(&t, SOFTRC_SEND_SIGNALED));
 	ASSERT_LE(0, ct_post(&t, wr, 64,
 			     SOFTRC_SEND_SIGNALED | SOFTRC_SEND_FENCE));
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	EXPECT_EQ(1, t.ntx);
 	r = CT_RD_RESP(1000, 0, 1);
 	ct_rx(&t, &r, 0);
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	ASSERT_EQ(2, t.ntx);
 	EXPECT_EQ(wire, t.tx[1].opcode);
 }
@@ -137,7 +137,7 @@ static inline void ct_rdop_comp_by_covering_ack(struct __test_metadata *_metadat
 	ct_init(&t, NULL);
 	ASSERT_LE(0, o->post(&t, SOFTRC_SEND_SIGNALED));
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t.qp, 0, 16);
+	softrc_eng_tx(&t.qp, 0, 16);
 	ASSERT_EQ(2, t.ntx);
 	a = ct_ack(1001, SOFTRC_AETH_ACK | 0x1f, 2);
 	ct_rx(&t, &a, 0);
@@ -211,11 +211,11 @@ static inline void ct_rdop_retransmit(struct __test_metadata *_metadata,
 	struct softrc_pkt r;
 	u64 d;
 
-	softrc_core_tx(&t->qp, 0, 16);
+	softrc_eng_tx(&t->qp, 0, 16);
 	d = t->deadline[SOFTRC_TIMER_RETRY];
 	ASSERT_NE(0, d);
-	softrc_core_timer(&t->qp, SOFTRC_TIMER_RETRY, d);
-	softrc_core_tx(&t->qp, d, 16);
+	softrc_eng_timer(&t->qp, SOFTRC_TIMER_RETRY, d);
+	softrc_eng_tx(&t->qp, d, 16);
 	ASSERT_EQ(2, t->ntx);
 	EXPECT_EQ(o->op, t->tx[1].opcode);
 	EXPECT_EQ(1000, t->tx[1].psn);
@@ -239,12 +239,12 @@ static inline void ct_rdop_seq_nak_goes_back(struct __test_metadata *_metadata,
 	ASSERT_LE(0, ct_post(t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
 	ASSERT_LE(0, o->post(t, SOFTRC_SEND_SIGNALED));
 	ASSERT_LE(0, ct_post(t, SOFTRC_WR_RDMA_WRITE, 64, SOFTRC_SEND_SIGNALED));
-	softrc_core_tx(&t->qp, 0, 16);
+	softrc_eng_tx(&t->qp, 0, 16);
 	ASSERT_EQ(3, t->ntx);
 	n = ct_ack(1001, SOFTRC_AETH_NAK | SOFTRC_NAK_PSN_SEQ_ERR, 1);
 	ct_rx(t, &n, 0);
 	EXPECT_EQ(1, t->ncqe);		/* the first WRITE, acknowledged */
-	softrc_core_tx(&t->qp, 0, 16);
+	softrc_eng_tx(&t->qp, 0, 16);
 	ASSERT_EQ(5, t->ntx);
 	EXPECT_EQ(o->op, t->tx[3].opcode);
 	EXPECT_EQ(1001, t->tx[3].psn);
@@ -380,7 +380,7 @@ static inline void ct_rdop_resp_no_resource(struct __test_metadata *_metadata,
 	struct ct t;
 
 	ct_init(&t, NULL);
-	ASSERT_EQ(0, softrc_core_set_max_dest_rd_atomic(&t.qp, 0));
+	ASSERT_EQ(0, softrc_eng_set_max_dest_rd_atomic(&t.qp, 0));
 	o->rx(&t, 5000);
 	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, o->ran(&t));
@@ -449,7 +449,7 @@ static inline void ct_rdop_resp_after_read(struct __test_metadata *_metadata,
 	o->rx(&t, 5040);
 	EXPECT_EQ(1, o->ran(&t));	/* executed at once (IBTA 9.5) */
 	EXPECT_EQ(2 * SOFTRC_RESP_INLINE, t.ntx);	/* its answer waits */
-	while (softrc_core_tx_resp(&t.qp, 4) == 4)
+	while (softrc_eng_tx_resp(&t.qp, 4) == 4)
 		;
 	ASSERT_EQ(41, t.ntx);
 	for (i = 0; i < 40; i++)
@@ -467,7 +467,7 @@ static inline void ct_rdop_parse_reject_naks(struct __test_metadata *_metadata,
 
 	ct_init(&t, NULL);
 	out->psn = 5000;
-	softrc_core_rx_invalid(&t.qp, out);
+	softrc_eng_rx_invalid(&t.qp, out);
 	EXPECT_TRUE(ct_last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5000));
 	EXPECT_EQ(0, o->ran(&t));
 	EXPECT_TRUE(t.errored);
@@ -481,7 +481,7 @@ static inline void ct_rdop_parse_reject_naks(struct __test_metadata *_metadata,
  */
 static inline void ct_rdop_sim_lossy(struct sim *sim, u64 seed)
 {
-	const struct softrc_core_attr a = {
+	const struct softrc_eng_attr a = {
 		.pmtu = 1024, .sq_psn = 0xffffe0, .rq_psn = 7, .pkey = 0xffff,
 		.timeout = 8, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
 	};
@@ -511,7 +511,7 @@ static inline void ct_rdop_sim_done(struct __test_metadata *_metadata,
 	EXPECT_LT(0, sim->wire_drops);
 	ASSERT_EQ(n, sim->ep[0].ncqe);
 	for (i = 0; i < n; i++) {
-		const struct softrc_cqe *c = &sim->ep[0].cqe[i].c;
+		const struct softrc_eng_cqe *c = &sim->ep[0].cqe[i].c;
 
 		EXPECT_EQ(i, c->wr_id);
 		EXPECT_EQ(SOFTRC_WC_SUCCESS, c->status);

@@ -107,7 +107,7 @@ static struct sim_mr *sim_mr_find(struct sim_ep *ep, u32 rkey)
 
 static u8 sim_scratch[8192];
 
-static u8 *sim_buf_ptr(struct sim_ep *ep, const struct softrc_buf *b)
+static u8 *sim_buf_ptr(struct sim_ep *ep, const struct softrc_eng_buf *b)
 {
 	struct sim *sim = ep->sim;
 	struct sim_mr *mr;
@@ -147,7 +147,7 @@ static void sim_enqueue(struct sim *sim, struct sim_pkt *p);
 
 static void sim_check_wire(struct sim_ep *ep, const struct softrc_pkt *pkt)
 {
-	struct softrc_core_qp *qp = &ep->qp;
+	struct softrc_eng_qp *qp = &ep->qp;
 	struct sim *sim = ep->sim;
 
 	if (softrc_pkt_has(pkt, SOFTRC_OPF_REQ)) {
@@ -223,7 +223,7 @@ static u32 sim_trailer(struct sim *sim, const u8 *l3, u32 len)
 /* @extra: bytes appended after the pad (2 makes a malformed packet). */
 static struct sim_pkt *sim_serialise(struct sim_ep *ep,
 				     const struct softrc_pkt *pkt,
-				     const struct softrc_buf *pl, u32 extra)
+				     const struct softrc_eng_buf *pl, u32 extra)
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen) + extra;
 	u32 hlen = pkt->op->hdr_len;
@@ -263,7 +263,7 @@ static bool sim_is_response(const struct softrc_pkt *pkt)
 }
 
 static int sim_xmit(void *ctx, const struct softrc_pkt *pkt,
-		    const struct softrc_buf *pl)
+		    const struct softrc_eng_buf *pl)
 {
 	struct sim_ep *ep = ctx;
 	struct sim *sim = ep->sim;
@@ -355,7 +355,7 @@ static void sim_key_put(void *ctx, void *pin)
 		ep->pins--;
 }
 
-static int sim_place(void *ctx, const struct softrc_buf *dst, void *rx,
+static int sim_place(void *ctx, const struct softrc_eng_buf *dst, void *rx,
 		     u32 pkt_off)
 {
 	struct sim_ep *ep = ctx;
@@ -372,7 +372,7 @@ static int sim_place(void *ctx, const struct softrc_buf *dst, void *rx,
 static u8 *sim_word(struct sim_ep *ep, void *pin, u64 va)
 {
 	struct sim_mr *mr = pin;
-	struct softrc_buf b = {
+	struct softrc_eng_buf b = {
 		.kind = SOFTRC_BUF_MR, .rkey = mr->rkey, .addr = va, .len = 8,
 		.pin = pin,
 	};
@@ -430,7 +430,7 @@ static int sim_flush(void *ctx, void *pin, u8 type)
 static int sim_atomic_result(void *ctx, u32 slot, u64 orig)
 {
 	struct sim_ep *ep = ctx;
-	struct softrc_buf b = {
+	struct softrc_eng_buf b = {
 		.kind = SOFTRC_BUF_SEND_WQE, .slot = slot, .addr = 0, .len = 8,
 	};
 
@@ -454,7 +454,7 @@ static int sim_invalidate(void *ctx, u32 rkey)
 	return 0;
 }
 
-static void sim_complete(void *ctx, const struct softrc_cqe *cqe)
+static void sim_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 {
 	struct sim_ep *ep = ctx;
 
@@ -472,11 +472,11 @@ static void sim_complete(void *ctx, const struct softrc_cqe *cqe)
 }
 
 /* The IBTA minimum of timer @id as armed now (9.7.6.1.3, table 45). */
-static u64 sim_timer_min(struct sim_ep *ep, enum softrc_timer_id id)
+static u64 sim_timer_min(struct sim_ep *ep, enum softrc_eng_timer_id id)
 {
 	if (id == SOFTRC_TIMER_RETRY)
-		return softrc_ack_timeout_ns(ep->qp.attr.timeout);
-	return softrc_rnr_timer_ns(softrc_syndrome_value(ep->rx_syndrome));
+		return softrc_eng_ack_timeout_ns(ep->qp.attr.timeout);
+	return softrc_eng_rnr_timer_ns(softrc_syndrome_value(ep->rx_syndrome));
 }
 
 /*
@@ -484,7 +484,7 @@ static u64 sim_timer_min(struct sim_ep *ep, enum softrc_timer_id id)
  * it is armed at, whatever the glue clock said (re-asking for the same
  * deadline after an early expiry is not a new one).
  */
-static void sim_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
+static void sim_timer(void *ctx, enum softrc_eng_timer_id id, u64 deadline)
 {
 	struct sim_ep *ep = ctx;
 	struct sim *sim = ep->sim;
@@ -510,7 +510,7 @@ static void sim_qp_error(void *ctx)
 	ep->errored = true;
 }
 
-static const struct softrc_core_ops sim_ops = {
+static const struct softrc_eng_ops sim_ops = {
 	.xmit = sim_xmit,
 	.mr_check = sim_mr_check,
 	.key_put = sim_key_put,
@@ -571,7 +571,7 @@ static struct sim_pkt *sim_pop(struct sim *sim)
 
 /* ---- set-up ---- */
 
-void sim_init(struct sim *sim, const struct softrc_core_attr *attr,
+void sim_init(struct sim *sim, const struct softrc_eng_attr *attr,
 	      u64 mem_len, u64 seed)
 {
 	int i;
@@ -581,8 +581,8 @@ void sim_init(struct sim *sim, const struct softrc_core_attr *attr,
 	sim->link.delay_ns = 2000;
 	for (i = 0; i < 2; i++) {
 		struct sim_ep *ep = &sim->ep[i];
-		struct softrc_core_attr a = *attr;
-		struct softrc_core_storage st = {
+		struct softrc_eng_attr a = *attr;
+		struct softrc_eng_storage st = {
 			.sq = ep->sq, .sq_depth = SIM_SQ_DEPTH,
 			.rq = ep->rq, .rq_depth = SIM_RQ_DEPTH,
 			.res = ep->res, .nres = SIM_NRES,
@@ -600,7 +600,7 @@ void sim_init(struct sim *sim, const struct softrc_core_attr *attr,
 			a.sq_psn = attr->rq_psn;
 			a.rq_psn = attr->sq_psn;
 		}
-		if (softrc_core_qp_init(&ep->qp, &sim_ops, ep, &a, &st))
+		if (softrc_eng_init(&ep->qp, &sim_ops, ep, &a, &st))
 			abort();
 	}
 }
@@ -647,11 +647,11 @@ u64 sim_va(struct sim *sim, int ep, u32 rkey, u64 off)
 	return sim_va_base(ep) + off;
 }
 
-int sim_post_send(struct sim *sim, int ep, const struct softrc_send_wr *wr,
+int sim_post_send(struct sim *sim, int ep, const struct softrc_eng_send_wr *wr,
 		  u64 local_off)
 {
 	struct sim_ep *e = &sim->ep[ep];
-	int slot = softrc_core_post_send(&e->qp, wr);
+	int slot = softrc_eng_post_send(&e->qp, wr);
 
 	if (slot >= 0)
 		e->sq_local[slot] = local_off;
@@ -661,7 +661,7 @@ int sim_post_send(struct sim *sim, int ep, const struct softrc_send_wr *wr,
 int sim_post_recv(struct sim *sim, int ep, u64 wr_id, u32 len, u64 local_off)
 {
 	struct sim_ep *e = &sim->ep[ep];
-	int slot = softrc_core_post_recv(&e->qp, wr_id, len);
+	int slot = softrc_eng_post_recv(&e->qp, wr_id, len);
 
 	if (slot >= 0) {
 		e->rq_local[slot] = local_off;
@@ -688,17 +688,17 @@ void sim_kick(struct sim *sim)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		struct softrc_core_qp *qp = &sim->ep[i].qp;
+		struct softrc_eng_qp *qp = &sim->ep[i].qp;
 
 		do {
 			u64 before = sim->wire_pkts;
 
-			n = softrc_core_tx(qp, sim_glue_now(sim), budget);
+			n = softrc_eng_tx(qp, sim_glue_now(sim), budget);
 			if (sim->wire_pkts - before > budget)
 				sim_violation(sim, "tx sent more than its budget",
 					      sim->wire_pkts - before, budget);
 		} while (n >= budget);
-		if (softrc_core_tx_pending(qp))
+		if (softrc_eng_tx_pending(qp))
 			sim_violation(sim, "tx stopped below budget with work pending",
 				      n, budget);
 	}
@@ -731,7 +731,7 @@ u64 sim_next_event(struct sim *sim)
 static void sim_deliver_resp(struct sim *sim, struct sim_ep *ep,
 			     const struct softrc_pkt *pkt, void *rx)
 {
-	struct softrc_core_qp *qp = &ep->qp;
+	struct softrc_eng_qp *qp = &ep->qp;
 	u32 una = qp->req.una;
 	u8 state = qp->req.state;
 	u64 exc = qp->cnt.rnr_retry_exceeded;
@@ -740,7 +740,7 @@ static void sim_deliver_resp(struct sim *sim, struct sim_ep *ep,
 	bool waits;
 
 	ep->rx_syndrome = pkt->syndrome;
-	softrc_core_rx(qp, pkt, rx, sim_glue_now(sim));
+	softrc_eng_rx(qp, pkt, rx, sim_glue_now(sim));
 	if (qp->req.una != una)
 		ep->rnr_rounds = 0;
 	waits = qp->req.state == SOFTRC_REQ_RNR_WAIT &&
@@ -750,7 +750,7 @@ static void sim_deliver_resp(struct sim *sim, struct sim_ep *ep,
 	ep->rnr_rounds++;
 	if (waits)
 		ep->rnr_quiet_until = sim->now +
-			softrc_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome));
+			softrc_eng_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome));
 	if (qp->cnt.rnr_retry_exceeded != exc &&
 	    (qp->attr.rnr_retry == 7 ||
 	     ep->rnr_rounds != qp->attr.rnr_retry + 1u))
@@ -779,14 +779,14 @@ static void sim_deliver(struct sim *sim, struct sim_pkt *p)
 		/* as the glue: with the BTH valid the engine decides */
 		sim->parse_drops++;
 		if (status > SOFTRC_PARSE_RESV7_SET)
-			softrc_core_rx_invalid(&ep->qp, &pkt);
+			softrc_eng_rx_invalid(&ep->qp, &pkt);
 		/* sent now, or held behind queued READ responses */
 		ep->malformed_naks += ep->qp.cnt.inv_req_naks_sent - naks +
 				      (!held && ep->qp.resp.fatal_held);
 		return;
 	}
 	if (softrc_pkt_has(&pkt, SOFTRC_OPF_REQ)) {
-		softrc_core_rx(&ep->qp, &pkt, bth, sim_glue_now(sim));
+		softrc_eng_rx(&ep->qp, &pkt, bth, sim_glue_now(sim));
 		return;
 	}
 	sim_deliver_resp(sim, ep, &pkt, bth);
@@ -814,14 +814,14 @@ static void sim_run_defers(struct sim *sim)
  * earlier than the IBTA minimum after the timer was armed.
  */
 static void sim_fire(struct sim *sim, struct sim_ep *ep,
-		     enum softrc_timer_id id)
+		     enum softrc_eng_timer_id id)
 {
-	struct softrc_core_qp *qp = &ep->qp;
+	struct softrc_eng_qp *qp = &ep->qp;
 	u64 timeouts = qp->cnt.timeouts, min = ep->arm_min[id];
 	u8 state = qp->req.state;
 	bool acted;
 
-	softrc_core_timer(qp, id, sim->now);
+	softrc_eng_timer(qp, id, sim->now);
 	acted = id == SOFTRC_TIMER_RETRY ? qp->cnt.timeouts != timeouts :
 		state == SOFTRC_REQ_RNR_WAIT &&
 		qp->req.state != SOFTRC_REQ_RNR_WAIT;
@@ -852,7 +852,7 @@ bool sim_step(struct sim *sim)
 	}
 	for (e = 0; e < 2; e++)
 		if (got[e])
-			softrc_core_rx_flush(&sim->ep[e].qp);
+			softrc_eng_rx_flush(&sim->ep[e].qp);
 	sim_run_defers(sim);
 	for (e = 0; e < 2; e++) {
 		for (id = 0; id < SOFTRC_TIMER_NR; id++) {

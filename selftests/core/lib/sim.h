@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * A deterministic host simulator for the RC engine: two endpoints, each a
- * softrc_core_qp with its own memory (a byte array with R_Keys, bounds
+ * softrc_eng_qp with its own memory (a byte array with R_Keys, bounds
  * and permissions), joined by a simulated link with seeded loss,
  * duplication, reordering, corruption, delay and ACK loss, and a virtual
  * clock that fires the engine's timers.
@@ -9,13 +9,13 @@
  * Context: host user space only (libc, malloc). Packets cross the link as
  * real bytes: softrc_build_hdrs() + payload + pad + ICRC over a fake
  * IPv4/UDP header; the receiving side checks the ICRC (a bad one is
- * dropped and counted) and runs softrc_parse() before softrc_core_rx().
+ * dropped and counted) and runs softrc_parse() before softrc_eng_rx().
  */
 #ifndef SOFTRC_SELFTEST_SIM_H
 #define SOFTRC_SELFTEST_SIM_H
 
 #include <stdio.h>
-#include "qp.h"
+#include "internal.h"
 
 #define SIM_SQ_DEPTH	128
 #define SIM_RQ_DEPTH	256
@@ -37,7 +37,7 @@ struct sim_mr {
 
 /* One completion as the simulated CQ saw it. */
 struct sim_cqe {
-	struct softrc_cqe c;
+	struct softrc_eng_cqe c;
 	u64 t;
 };
 
@@ -53,10 +53,10 @@ struct sim_trace {
 struct sim_ep {
 	struct sim *sim;
 	int id;
-	struct softrc_core_qp qp;
-	struct softrc_send_wqe sq[SIM_SQ_DEPTH];
-	struct softrc_recv_wqe rq[SIM_RQ_DEPTH];
-	struct softrc_rd_res res[SIM_NRES];
+	struct softrc_eng_qp qp;
+	struct softrc_eng_send_wqe sq[SIM_SQ_DEPTH];
+	struct softrc_eng_recv_wqe rq[SIM_RQ_DEPTH];
+	struct softrc_eng_rd_res res[SIM_NRES];
 	u64 sq_local[SIM_SQ_DEPTH];	/* mem offset of each send slot's buffer */
 	u64 rq_local[SIM_RQ_DEPTH];
 	u8 *mem;
@@ -124,7 +124,7 @@ struct sim {
 		       void *arg);
 	void *filter_arg;
 	/* optional wire trace */
-	u32 tx_budget;		/* softrc_core_tx budget per call, 0 = ~0 */
+	u32 tx_budget;		/* softrc_eng_tx budget per call, 0 = ~0 */
 	bool print;		/* log every packet and completion to stderr */
 	bool fast_csum;		/* trailer = cheap linear checksum, not ICRC */
 	bool trace_on;
@@ -147,20 +147,20 @@ struct sim_defer {
 };
 
 /* Set up both endpoints with @attr (dqpn/psns mirrored) and @mem_len. */
-void sim_init(struct sim *sim, const struct softrc_core_attr *attr,
+void sim_init(struct sim *sim, const struct softrc_eng_attr *attr,
 	      u64 mem_len, u64 seed);
 void sim_free(struct sim *sim);
 /* Register an MR on endpoint @ep: [off, off + len) at VA va_base + off. */
 u32 sim_add_mr(struct sim *sim, int ep, u32 rkey, u64 off, u32 len,
 	       u32 access);
 u64 sim_va(struct sim *sim, int ep, u32 rkey, u64 off);
-int sim_post_send(struct sim *sim, int ep, const struct softrc_send_wr *wr,
+int sim_post_send(struct sim *sim, int ep, const struct softrc_eng_send_wr *wr,
 		  u64 local_off);
 int sim_post_recv(struct sim *sim, int ep, u64 wr_id, u32 len, u64 local_off);
 void sim_post_recv_at(struct sim *sim, int ep, u64 t, u64 wr_id, u32 len,
 		      u64 local_off);
 /*
- * Let both endpoints transmit: softrc_core_tx() with sim->tx_budget,
+ * Let both endpoints transmit: softrc_eng_tx() with sim->tx_budget,
  * called again while it uses the whole budget (as the glue's tasklet);
  * checks that no call sends more than its budget and that nothing is
  * left pending.

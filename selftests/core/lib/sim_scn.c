@@ -18,7 +18,7 @@
  *  - receive completions match the peer's receive-consuming WRs in order
  *    (length, immediate, invalidated R_Key);
  *  - MSN monotonic and PSNs inside the window (checked on the wire);
- *  - no softrc_core_tx() call sends more than its budget, and a call
+ *  - no softrc_eng_tx() call sends more than its budget, and a call
  *    below budget leaves nothing pending (checked in sim_kick());
  *  - no QP left hung: all done, or in ERROR.
  *
@@ -35,7 +35,7 @@
 
 struct scn_wr {
 	int src;
-	struct softrc_send_wr wr;
+	struct softrc_eng_send_wr wr;
 	u64 local_off;
 	u64 remote_off;
 	u64 recv_off;
@@ -162,7 +162,7 @@ static void scn_inject(struct scn *s, struct scn_wr *w)
 	w->bad = false;
 }
 
-static void scn_setup(struct scn *s, u64 seed, struct softrc_core_attr *attr,
+static void scn_setup(struct scn *s, u64 seed, struct softrc_eng_attr *attr,
 		      bool *late)
 {
 	struct sim *sim = &s->sim;
@@ -245,7 +245,7 @@ static void scn_post_sends(struct scn *s, int e, int from, int to)
 	}
 }
 
-static void scn_start(struct scn *s, const struct softrc_core_attr *attr,
+static void scn_start(struct scn *s, const struct softrc_eng_attr *attr,
 		      bool late, u64 seed)
 {
 	struct sim *sim = &s->sim;
@@ -312,7 +312,7 @@ static void scn_fast_forward(struct scn *s)
 	int e;
 
 	for (e = 0; e < 2; e++) {
-		struct softrc_core_qp *q = &sim->ep[e].qp, *r = &sim->ep[!e].qp;
+		struct softrc_eng_qp *q = &sim->ep[e].qp, *r = &sim->ep[!e].qp;
 		u32 n = (q->attr.sq_psn - q->req.psn_next) & SOFTRC_PSN_MASK;
 
 		q->req.psn_next = q->attr.sq_psn;
@@ -420,7 +420,7 @@ static int scn_check_data(struct scn *s, struct scn_wr *w, char *why, size_t len
 /* The responder of @e failed a request: fatal NAK sent, QP in ERROR. */
 static bool scn_resp_failed(struct scn *s, int e)
 {
-	const struct softrc_core_counters *c = &s->sim.ep[e].qp.cnt;
+	const struct softrc_eng_counters *c = &s->sim.ep[e].qp.cnt;
 
 	return c->inv_req_naks_sent + c->rem_access_naks_sent +
 	       c->rem_op_naks_sent;
@@ -481,7 +481,7 @@ static int scn_check_sends(struct scn *s, int e, char *why, size_t len)
 
 	for (k = 0; k < (u32)s->nper[e]; k++) {
 		struct scn_wr *w = &s->w[s->per_ep[e][k]];
-		const struct softrc_cqe *cqe = NULL;
+		const struct softrc_eng_cqe *cqe = NULL;
 
 		if (w->unposted)
 			continue;
@@ -508,7 +508,7 @@ static int scn_check_sends(struct scn *s, int e, char *why, size_t len)
 			return scn_fail(why, len, "ep%d wr %u: unsignaled success completed", e, k);
 		if (w->bad)
 			return scn_fail(why, len, "ep%d wr %u: injected error succeeded", e, k);
-		if (cqe && cqe->opcode != softrc_wc_opcode_of(w->wr.opcode))
+		if (cqe && cqe->opcode != softrc_eng_wc_opcode_of(w->wr.opcode))
 			return scn_fail(why, len, "ep%d wr %u: opcode %u", e, k, cqe->opcode);
 		if (scn_check_data(s, w, why, len))
 			return -1;
@@ -521,7 +521,7 @@ static int scn_check_sends(struct scn *s, int e, char *why, size_t len)
 	return 0;
 }
 
-static int scn_check_recv(struct scn *s, int e, const struct softrc_cqe *cqe,
+static int scn_check_recv(struct scn *s, int e, const struct softrc_eng_cqe *cqe,
 			  char *why, size_t len)
 {
 	struct scn_wr *w = &s->w[s->recv_of[e][cqe->wr_id]];
@@ -555,7 +555,7 @@ static int scn_check_recvs(struct scn *s, int e, char *why, size_t len)
 	u32 c;
 
 	for (c = 0; c < ep->ncqe; c++) {
-		const struct softrc_cqe *cqe = &ep->cqe[c].c;
+		const struct softrc_eng_cqe *cqe = &ep->cqe[c].c;
 
 		if (!(cqe->flags & SOFTRC_CQE_RECV))
 			continue;
@@ -612,12 +612,12 @@ static int scn_check(struct scn *s, char *why, size_t len)
 	for (e = 0; e < 2; e++) {
 		struct sim_ep *ep = &sim->ep[e];
 
-		if (!ep->errored && !softrc_core_idle(&ep->qp))
+		if (!ep->errored && !softrc_eng_idle(&ep->qp))
 			return scn_fail(why, len,
 					"ep%d hung: head %u tail %u una %x next %x state %s",
 				 e, ep->qp.req.head, ep->qp.req.tail,
 				 ep->qp.req.una, ep->qp.req.psn_next,
-				 softrc_req_state_names[ep->qp.req.state]);
+				 softrc_eng_req_state_names[ep->qp.req.state]);
 		if (ep->errored && !scn_error_cause(s, e))
 			return scn_fail(why, len, "ep%d in ERROR without cause", e);
 		for (i = 0; i < ep->mem_len; i++)
@@ -635,7 +635,7 @@ int sim_random_scenario(u64 seed, bool verbose, struct sim_scn_stats *st,
 			char *why, size_t len)
 {
 	struct scn *s = calloc(1, sizeof(*s));
-	struct softrc_core_attr attr;
+	struct softrc_eng_attr attr;
 	bool late, quiet;
 	int ret, e;
 

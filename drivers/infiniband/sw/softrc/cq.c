@@ -17,7 +17,6 @@
 
 #include "softrc.h"
 #include "cq.h"
-#include "net.h"
 
 static u32 softrc_wc_flags_to_user(int flags)
 {

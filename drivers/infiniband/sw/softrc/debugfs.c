@@ -59,7 +59,7 @@ static const struct softrc_dump_out softrc_seq_out = {
 	.str = softrc_seq_str,
 };
 
-static void softrc_dbg_attr(struct seq_file *m, const struct softrc_core_attr *a)
+static void softrc_dbg_attr(struct seq_file *m, const struct softrc_eng_attr *a)
 {
 	seq_puts(m, "[attr]\n");
 	seq_printf(m, "transport: 0x%x\n", a->transport);
@@ -82,12 +82,12 @@ static void softrc_dbg_attr(struct seq_file *m, const struct softrc_core_attr *a
 	seq_printf(m, "remote_deny: 0x%x\n", a->remote_deny);
 }
 
-static void softrc_dbg_req(struct seq_file *m, const struct softrc_req *r,
+static void softrc_dbg_req(struct seq_file *m, const struct softrc_eng_req *r,
 			   u64 now)
 {
 	seq_puts(m, "[req]\n");
 	seq_printf(m, "state: %s\n", r->state < SOFTRC_REQ_NR ?
-		   softrc_req_state_names[r->state] : "unknown");
+		   softrc_eng_req_state_names[r->state] : "unknown");
 	seq_printf(m, "head: %u\n", r->head);
 	seq_printf(m, "tail: %u\n", r->tail);
 	seq_printf(m, "cur: %u\n", r->cur);
@@ -114,11 +114,11 @@ static void softrc_dbg_req(struct seq_file *m, const struct softrc_req *r,
 	seq_printf(m, "drain: %u\n", r->drain);
 }
 
-static void softrc_dbg_resp(struct seq_file *m, const struct softrc_resp *r)
+static void softrc_dbg_resp(struct seq_file *m, const struct softrc_eng_resp *r)
 {
 	seq_puts(m, "[resp]\n");
 	seq_printf(m, "state: %s\n", r->state < SOFTRC_RESP_NR ?
-		   softrc_resp_state_names[r->state] : "unknown");
+		   softrc_eng_resp_state_names[r->state] : "unknown");
 	seq_printf(m, "epsn: %u\n", r->epsn);
 	seq_printf(m, "msn: %u\n", r->msn);
 	seq_printf(m, "nak_sent: %u\n", r->nak_sent);
@@ -142,7 +142,7 @@ static void softrc_dbg_resp(struct seq_file *m, const struct softrc_resp *r)
 }
 
 static void softrc_dbg_counters(struct seq_file *m,
-				const struct softrc_core_counters *c)
+				const struct softrc_eng_counters *c)
 {
 	const u64 *v = (const u64 *)c;
 	unsigned int i;
@@ -150,7 +150,7 @@ static void softrc_dbg_counters(struct seq_file *m,
 	BUILD_BUG_ON(sizeof(*c) != SOFTRC_CORE_NR_COUNTERS * sizeof(u64));
 	seq_puts(m, "[counters]\n");
 	for (i = 0; i < SOFTRC_CORE_NR_COUNTERS; i++)
-		seq_printf(m, "%s: %llu\n", softrc_core_counter_names[i], v[i]);
+		seq_printf(m, "%s: %llu\n", softrc_eng_counter_names[i], v[i]);
 }
 
 static void softrc_dbg_res(struct seq_file *m, const struct softrc_qp_snap *s)
@@ -162,13 +162,13 @@ static void softrc_dbg_res(struct seq_file *m, const struct softrc_qp_snap *s)
 		[SOFTRC_RES_ATOMIC_WRITE] = "atomic_write",
 		[SOFTRC_RES_FLUSH] = "flush",
 	};
-	const struct softrc_rd_res *r;
+	const struct softrc_eng_rd_res *r;
 	u32 i;
 
 	seq_puts(m, "[responder_resources]\n");
-	seq_printf(m, "nres: %u\n", s->core.st.nres);
-	seq_printf(m, "res_cap: %u\n", s->core.st.res_cap);
-	for (i = 0; i < s->core.st.res_cap; i++) {
+	seq_printf(m, "nres: %u\n", s->eng.nres);
+	seq_printf(m, "res_cap: %u\n", s->eng.res_cap);
+	for (i = 0; i < s->eng.res_cap; i++) {
 		r = &s->res[i];
 		if (r->type == SOFTRC_RES_FREE)
 			continue;
@@ -246,13 +246,13 @@ static int softrc_qp_dbg_show(struct seq_file *m, void *unused)
 	seq_printf(m, "sqd_seen: %u\n", s->sqd_seen);
 	seq_printf(m, "cq_lost: 0x%lx\n", s->cq_lost);
 	seq_printf(m, "pmtu: %u\n", s->pmtu);
-	seq_printf(m, "sq_depth: %u\n", s->core.st.sq_depth);
-	seq_printf(m, "rq_depth: %u\n", s->core.st.rq_depth);
+	seq_printf(m, "sq_depth: %u\n", s->eng.sq_depth);
+	seq_printf(m, "rq_depth: %u\n", s->eng.rq_depth);
 	softrc_qp_walk_summary(s, &softrc_seq_out, m);
-	softrc_dbg_attr(m, &s->core.attr);
-	softrc_dbg_req(m, &s->core.req, s->now);
-	softrc_dbg_resp(m, &s->core.resp);
-	softrc_dbg_counters(m, &s->core.cnt);
+	softrc_dbg_attr(m, &s->eng.attr);
+	softrc_dbg_req(m, &s->eng.req, s->now);
+	softrc_dbg_resp(m, &s->eng.resp);
+	softrc_dbg_counters(m, &s->eng.cnt);
 	softrc_dbg_res(m, s);
 	softrc_dbg_pwc(m, s);
 	kvfree(s);

@@ -2,29 +2,33 @@
 /*
  * Device lifetime: creation from `rdma link add`, the module's own device
  * list, port state and MTU tracking from netdev events, and teardown.
+ * Also the device's object tables: the key xarray MRs and MWs share (and
+ * key allocation), the AH and SRQ xarrays, the MW and CQ counts.
  *
  * Context: process context. softrc_dev_add() runs from the RDMA netlink
  * newlink handler; the netdev notifier runs with RTNL held; the
  * dealloc_driver callback runs from whichever path unregisters the
- * device (rdma link del, the RDMA core's unregister work, module exit).
+ * device (rdma link del, the RDMA core's unregister work, module exit);
+ * softrc_key_alloc() runs from the MR and MW verbs (process context, may
+ * sleep).
  *
- * Locks, always taken in this order:
- *   softrc_link_mutex  serializes device creation, so two `rdma link add`
- *                      on one netdev cannot both pass the duplicate check
- *   RTNL               orders list insertion against netdev unregister
- *   softrc_dev_list_lock  protects softrc_dev_list and each port_state
- * Nothing calls into ib_core registration with softrc_dev_list_lock held.
+ * Locks: softrc_link_mutex (device creation), RTNL and
+ * softrc_dev_list_lock (softrc_dev_list, each port_state); their order:
+ * Documentation/softrc.rst, "Locking".
  *
  * A device enters the list only once it is registered, and leaves it in
  * dealloc_driver, just before the RDMA core frees it.
  */
 #include <linux/if_arp.h>
 #include <linux/if_vlan.h>
+#include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 
 #include "softrc.h"
-#include "net.h"
+#include "device.h"
+#include "mr.h"
+#include "sock.h"
 #include "dump.h"
 
 static DEFINE_MUTEX(softrc_link_mutex);
@@ -322,4 +326,77 @@ int softrc_dev_init(void)
 void softrc_dev_exit(void)
 {
 	unregister_netdevice_notifier(&softrc_netdev_nb);
+}
+
+/*
+ * xa_init_flags() gives every xarray set up in one file one lockdep
+ * class. The AH table's lock is taken with IRQs off, also under a QP's
+ * lock (a UD or GSI post, softrc_swr_ud_dest); the MR table's in
+ * process context with softirqs on. One class for both is a lock seen
+ * taken both ways: the debug kernel's lockdep reported it when ib_cm
+ * posted a MAD (nfsrdma.sh). Each gets its own.
+ */
+static struct lock_class_key softrc_ah_xa_class;
+
+/**
+ * softrc_obj_dev_init() - set up a device's object tables
+ * @sdev:	the device, before registration
+ */
+void softrc_obj_dev_init(struct softrc_dev *sdev)
+{
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	atomic_set(&sdev->num_mw, 0);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	lockdep_set_class(&sdev->ah_xa.xa_lock, &softrc_ah_xa_class);
+	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC1);
+	atomic_set(&sdev->num_cq, 0);
+}
+
+/**
+ * softrc_obj_dev_fini() - tear down a device's object tables
+ * @sdev:	the device; the RDMA core has destroyed every object
+ */
+void softrc_obj_dev_fini(struct softrc_dev *sdev)
+{
+	WARN_ON(!xa_empty(&sdev->mr_xa));
+	WARN_ON(!xa_empty(&sdev->ah_xa));
+	WARN_ON(!xa_empty(&sdev->srq_xa));
+	WARN_ON(atomic_read(&sdev->num_cq));
+	WARN_ON(atomic_read(&sdev->num_mw));
+	xa_destroy(&sdev->mr_xa);
+	xa_destroy(&sdev->ah_xa);
+	xa_destroy(&sdev->srq_xa);
+}
+
+/**
+ * softrc_key_alloc() - give an MR or an MW a key and publish it
+ * @sdev:	the device
+ * @kobj:	the object's entry, fully built: lookups may find it at once
+ * @key:	out, written before the entry is visible: the key, its index
+ *		in the key xarray (bits 31..8) and a random key byte (7..0)
+ *
+ * MRs and MWs share one key space of SOFTRC_MAX_MR + SOFTRC_MAX_MW
+ * indices. They are allocated cyclically, so a freed index (and its stale
+ * keys) is not handed out again until the whole space went round.
+ *
+ * Context: process; may sleep.
+ * Return: 0, or -ENOMEM (no free index, no memory).
+ */
+int softrc_key_alloc(struct softrc_dev *sdev, struct softrc_key_obj *kobj,
+		     u32 *key)
+{
+	struct xarray *xa = &sdev->mr_xa;
+	u32 index;
+	int err;
+
+	err = xa_alloc_cyclic(xa, &index, NULL,
+			      XA_LIMIT(1, SOFTRC_MAX_MR + SOFTRC_MAX_MW),
+			      &sdev->key_next, GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+	*key = index << 8 | (get_random_u32() & 0xff);
+	err = xa_err(xa_store(xa, index, kobj, GFP_KERNEL));
+	if (err)
+		xa_erase(xa, index);
+	return err;
 }

@@ -22,8 +22,8 @@
 
 /**
  * struct softrc_qp_snap - one QP's state, copied under qp->lock
- * @core:	the engine (its pointers are not followed: @res is the copy)
- * @res:	responder resources, core.st.res_cap entries valid
+ * @eng:	the engine's state (softrc_eng_snapshot())
+ * @res:	responder resources, eng.res_cap entries valid
  * @pwc:	pending completions, the oldest @npwc of them
  * @npwc:	entries of @pwc valid
  * @pwc_pending: completions queued and not yet handed to a CQ
@@ -40,8 +40,8 @@
  * @pwc_cons:	its consumer index (as last published by the drainer)
  */
 struct softrc_qp_snap {
-	struct softrc_core_qp core;
-	struct softrc_rd_res res[SOFTRC_MAX_RD_ATOMIC];
+	struct softrc_engine_snapshot eng;
+	struct softrc_eng_rd_res res[SOFTRC_MAX_RD_ATOMIC];
 	struct softrc_pwc pwc[SOFTRC_SNAP_PWC];
 	u32 npwc;
 	u32 pwc_pending;

@@ -18,7 +18,8 @@
 #include <rdma/rdma_netlink.h>
 
 #include "softrc.h"
-#include "net.h"
+#include "device.h"
+#include "sock.h"
 #include "dump.h"
 
 #define SOFTRC_RXE_MODULE "rdma_rxe"

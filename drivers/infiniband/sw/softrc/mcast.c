@@ -6,7 +6,8 @@
  * packet to the multicast QPN (0xFFFFFF) goes to every QP attached to
  * the group of its destination IP address, the MGID being that address
  * as a GID; each QP checks its own P_Key and Q_Key (IBTA Vol 1 §10.5).
- * The receive side is softrc_rx_mcast() in net.c.
+ * The receive side is softrc_rx_mcast() in rx.c, the sender's own copy
+ * softrc_mcast_loop() in tx.c.
  *
  * Context: attach and detach in process context, under dp->mc_lock; the
  * receive path (softirq) walks dp->mc_list under RCU. A QP leaves every
@@ -18,7 +19,7 @@
 #include <net/ipv6.h>
 
 #include "qp.h"
-#include "net.h"
+#include "mcast.h"
 
 /* A multicast GID: ff00::/8, or an IPv4-mapped 224.0.0.0/4 address */
 static bool softrc_gid_is_mcast(const union ib_gid *gid)

@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Memory regions and memory access for the data path.
+ * Memory regions (mr.c): registration, L_Key lookup, and the pins the
+ * data path uses. Memory windows and R_Key resolution: mw.h; the data
+ * path's access to an MR's bytes: mem.h.
  *
  * Keys: (index in the device's MR xarray) << 8 | an 8-bit random key;
  * lkey == rkey. Memory windows take their index from the same xarray, so
- * an rkey names an MR or an MW (softrc_rkey_get resolves both); an lkey
- * only ever names an MR (softrc_mr_get). A DMA MR (get_dma_mr) covers the whole kernel virtual
- * address space (virtual DMA: addresses are kernel virtual addresses); a
- * user MR (reg_user_mr) pins its pages with ib_umem and keeps a page
- * array indexed from its iova.
+ * an rkey names an MR or an MW (softrc_rkey_get, mw.c, resolves both); an
+ * lkey only ever names an MR (softrc_mr_get). A DMA MR (get_dma_mr)
+ * covers the whole kernel virtual address space (virtual DMA: addresses
+ * are kernel virtual addresses); a user MR (reg_user_mr) pins its pages
+ * with ib_umem and keeps a page array indexed from its iova.
  *
  * Lookups (softrc_mr_get) are RCU + refcount and safe in any context;
- * every get is paired with a softrc_mr_put. The access functions never
- * sleep and may run in softirq; they expect softrc_mr_check() to have
- * passed but re-check bounds themselves.
+ * every get is paired with a softrc_mr_put. The access functions (mem.h)
+ * never sleep and may run in softirq; they expect softrc_mr_check() to
+ * have passed but re-check bounds themselves.
  *
  * Pins (who holds what, and until when: the table at the top of mr.c):
  * a key is looked up and checked once, when a WQE is posted (L_Key) or a
@@ -28,7 +30,6 @@
 
 #include <linux/completion.h>
 #include <linux/refcount.h>
-#include <linux/skbuff.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
@@ -126,128 +127,32 @@ static inline struct softrc_mr *to_smr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct softrc_mr, ibmr);
 }
 
-/**
- * struct softrc_mw_life - what outlives an MW for the pins taken through it
- * @ref:	one for the MW (dropped by dealloc_mw), one per pin
- * @gen:	bumped (under the MW's lock) at every unbind, rebind,
- *		invalidation and at dealloc: a pin whose generation differs
- *		no longer enters
+/*
+ * Is @mr valid? An acquire (H2): pairs with the release that made a fast
+ * MR valid, so the range, key and page map it wrote are seen.
  */
-struct softrc_mw_life {
-	refcount_t ref;
-	u32 gen;
-};
-
-enum softrc_mw_state {
-	SOFTRC_MW_FREE,		/* type 2: unbound (allocated or invalidated) */
-	SOFTRC_MW_VALID,	/* type 1 always; type 2 once bound */
-	SOFTRC_MW_DEAD,		/* dealloc_mw has begun: never bound again */
-};
-
-/**
- * struct softrc_mw - a memory window (type 1 or type 2B)
- * @ibmw:	the core's MW (allocated by the core)
- * @kobj:	its entry in the key xarray (kind SOFTRC_KEY_MW)
- * @lock:	protects every field below; taken in any context (BH off)
- * @key:	the current R_Key (the key byte changes with every bind)
- * @state:	enum softrc_mw_state
- * @mr:		the bound MR (holds a reference and counts in mr->num_mw),
- *		NULL while unbound (a type 1 MW bound with length 0)
- * @qp_uid:	type 2: the QP it was bound through (its softrc_qp.uid, never
- *		reused, unlike a QPN), the only one that may
- *		use or remotely invalidate it
- * @addr:	first byte of the window (MR iova space)
- * @length:	bytes
- * @access:	IB_ACCESS_REMOTE_* rights granted
- * @life:	generation shared with the pins (allocated with the MW)
- */
-struct softrc_mw {
-	struct ib_mw ibmw;
-	struct softrc_key_obj kobj;
-	spinlock_t lock;	/* the binding */
-	u32 key;
-	u8 state;
-	struct softrc_mr *mr;
-	u64 qp_uid;
-	u64 addr;
-	u64 length;
-	int access;
-	struct softrc_mw_life *life;
-};
-
-static inline struct softrc_mw *to_smw(struct ib_mw *ibmw)
+static inline bool softrc_mr_valid(struct softrc_mr *mr)
 {
-	return container_of(ibmw, struct softrc_mw, ibmw);
+	/* acquire: see above */
+	return smp_load_acquire(&mr->state) == SOFTRC_MR_VALID;
 }
 
-/**
- * struct softrc_mw_bind - a BIND_MW work request (rxe ABI wr.mw)
- * @addr:	window start
- * @length:	window bytes (0 unbinds a type 1 MW)
- * @mr_lkey:	L_Key of the MR to bind to
- * @mw_rkey:	the MW's current R_Key
- * @rkey:	the new R_Key; only its key byte (7..0) is used
- * @access:	IB_ACCESS_* for the window
- */
-struct softrc_mw_bind {
-	u64 addr;
-	u64 length;
-	u32 mr_lkey;
-	u32 mw_rkey;
-	u32 rkey;
-	u32 access;
-};
-
-/**
- * struct softrc_mem_win - what an R_Key grants: an MR's own range and
- * rights, or an MW's window on its bound MR
- * @mr:		the MR holding the bytes (a reference: softrc_mr_put)
- * @pd:		the PD of the MR or MW
- * @iova:	first byte
- * @length:	bytes
- * @access:	IB_ACCESS_* rights
- * @qp_uid:	type 2 MW: the only QP (softrc_qp.uid) that may use it;
- *		0 = any QP of @pd
- * @whole:	a DMA MR: any address
- * @life:	an MW's: its generation object (not referenced), else NULL
- * @gen:	@life's generation, or a fast-register MR's @gen, at lookup
- */
-struct softrc_mem_win {
-	struct softrc_mr *mr;
-	struct ib_pd *pd;
-	u64 iova;
-	u64 length;
-	int access;
-	u64 qp_uid;
-	bool whole;
-	struct softrc_mw_life *life;
-	u32 gen;
-};
-
-enum softrc_copy_dir { SOFTRC_TO_MR, SOFTRC_FROM_MR };
+/* Is [va, va + len) inside the MR? (len may be 0) */
+static inline bool softrc_mr_in_bounds(const struct softrc_mr *mr, u64 va,
+				       u64 len)
+{
+	if (mr->is_dma)
+		return va + len >= va;
+	return va >= mr->iova && va - mr->iova <= mr->length &&
+	       len <= mr->length - (va - mr->iova);
+}
 
 struct softrc_mr *softrc_mr_get(struct softrc_dev *sdev, u32 key);
 void softrc_mr_put(struct softrc_mr *mr);
 bool softrc_mr_fast_index(struct softrc_dev *sdev, u32 key);
 int softrc_mr_check(struct softrc_mr *mr, struct ib_pd *pd, u32 key, u64 va,
 		    u64 len, int access);
-int softrc_mr_copy(struct softrc_mr *mr, u64 va, void *buf, u32 len,
-		   enum softrc_copy_dir dir);
-int softrc_mr_copy_skb(struct softrc_mr *mr, u64 va, struct sk_buff *skb,
-		       int skb_off, u32 len);
-int softrc_mr_page(struct softrc_mr *mr, u64 va, struct page **page,
-		   u32 *page_off, u32 *len);
-int softrc_mr_atomic(struct softrc_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
-		     u64 compare, u64 *orig);
-int softrc_mr_atomic_write(struct softrc_mr *mr, u64 va, u64 value);
-int softrc_rkey_get(struct softrc_dev *sdev, u32 rkey,
-		    struct softrc_mem_win *win);
-int softrc_win_check(const struct softrc_mem_win *win, struct ib_pd *pd,
-		     u64 qp_uid, u64 va, u64 len, int access);
-int softrc_mem_invalidate(struct softrc_dev *sdev, struct ib_pd *pd,
-			  u64 qp_uid, u32 rkey, bool remote);
-int softrc_mw_bind(struct softrc_dev *sdev, struct ib_pd *pd, u64 qp_uid,
-		   const struct softrc_mw_bind *b);
+int softrc_mr_invalidate(struct softrc_mr *mr, struct ib_pd *pd);
 
 /* pins (see the ownership table in mr.c) */
 struct softrc_mr *softrc_lkey_pin(struct softrc_dev *sdev, struct ib_pd *pd,
@@ -271,7 +176,5 @@ struct ib_mr *softrc_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			      u32 max_num_sg);
 int softrc_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		     unsigned int *sg_offset);
-int softrc_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
-int softrc_dealloc_mw(struct ib_mw *ibmw);
 
 #endif /* SOFTRC_MR_H */

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Queue pairs (RC, UD and the GSI QP): the verbs object around the
- * protocol engine.
+ * Queue pairs (RC, UC, UD and the GSI QP): the verbs object around the
+ * protocol engine, and the declarations of qp.c (the object, its state
+ * and attributes). The posting paths are post.c/post.h and wr.c/wr.h,
+ * completion delivery deliver.c/deliver.h.
  *
  * Context: the verbs (create/modify/query/destroy, post_send/post_recv)
  * run in process context; the same QP is driven from softirq by the
- * receive path (net.c), its timers (timers.c) and its TX tasklet.
+ * receive path (rx.c), its timers (timers.c) and its TX tasklet.
  *
  * Locks: qp->lock (spin_lock_bh) protects the engine (qp->core), the IBTA
  * state, the shadow rings and the pending-completion producer index; it
  * is held around every call into the engine, and the engine's callbacks
- * (glue.c) assert it. Completions are queued under qp->lock and handed to
- * the CQs after it is dropped (softrc_qp_drain_comps()), so a CQ event
- * handler may post to this QP again.
+ * (engine_ops.c) assert it. Completions are queued under qp->lock and
+ * handed to the CQs after it is dropped (deliver.c), so a CQ event handler
+ * may post to this QP again. Lock order: Documentation/softrc.rst,
+ * "Locking".
  *
  * Lifetime: a QP is published in the device's QPN xarray only once fully
  * built; the receive path finds it under RCU and takes qp->ref. Destroy
@@ -31,7 +34,8 @@
 
 #include "softrc.h"
 #include "mr.h"
-#include "core/qp.h"
+#include "mw.h"
+#include "core/engine.h"
 
 struct softrc_queue;
 struct softrc_srq;
@@ -218,15 +222,12 @@ struct softrc_tx_batch {
  * @pwc_prod:	producer index (under @lock)
  * @pwc_cons:	consumer index (under @comp_lock)
  * @comp_lock:	serializes handing completions to the CQs
- * @rx_se:	the packet being processed has the SE bit (under @lock)
- * @rx_ipv6:	... and came over IPv6 (under @lock)
- * @rx_vlan:	... on this VLAN (its VLAN device), else 0xffff (under @lock)
  * @timer:	retry and RNR timers (timers.c)
  * @tx_task:	TX continuation after a burst budget
  * @tx_frag:	page the heads of built packets and the pad + ICRC of
- *		fragment-built ones come from (net.c), under @lock
+ *		fragment-built ones come from (tx.c), under @lock
  * @tx_ip_id:	IPv4 ID of the next packet (per QP, as a connected socket)
- * @tx_batch:	packets built but not yet sent (net.c), under @lock
+ * @tx_batch:	packets built but not yet sent (tx.c), under @lock
  * @dbg:	its debugfs file (debugfs.c), or NULL / an error pointer
  */
 struct softrc_qp {
@@ -248,10 +249,10 @@ struct softrc_qp {
 	struct dst_cache dst_cache;
 	u32 pmtu;
 
-	struct softrc_core_qp core;
-	struct softrc_send_wqe *core_sq;
-	struct softrc_recv_wqe *core_rq;
-	struct softrc_rd_res *core_res;
+	struct softrc_eng_qp core;
+	struct softrc_eng_send_wqe *core_sq;
+	struct softrc_eng_recv_wqe *core_rq;
+	struct softrc_eng_rd_res *core_res;
 	struct list_head stats_node;
 	struct softrc_counter_bind *cnt_bind;
 
@@ -282,9 +283,6 @@ struct softrc_qp {
 	u32 pwc_cons;
 	spinlock_t comp_lock;	/* one drainer of @pwc at a time */
 
-	bool rx_se;
-	bool rx_ipv6;
-	u16 rx_vlan;
 	struct hrtimer timer[SOFTRC_TIMER_NR];
 	struct tasklet_struct tx_task;
 	struct page_frag tx_frag;
@@ -340,7 +338,7 @@ static inline struct softrc_mr **softrc_qp_rq_pins(struct softrc_qp *qp,
 /* Packets one engine call may send before the rest goes to the tasklet. */
 #define SOFTRC_TX_BUDGET	64
 
-/* qp.c: verbs */
+/* ib_device_ops */
 int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		     struct ib_udata *udata);
 int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -348,32 +346,10 @@ int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int softrc_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_qp_init_attr *init);
 int softrc_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-int softrc_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		     const struct ib_send_wr **bad_wr);
-int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		     const struct ib_recv_wr **bad_wr);
 
-/* qp.c: used by the receive path, timers and glue */
+/* the QPN table, for the receive path */
 struct softrc_qp *softrc_qp_get(struct softrc_dev *sdev, u32 qpn);
 void softrc_qp_put(struct softrc_qp *qp);
 bool softrc_qp_rx_ok(const struct softrc_qp *qp);
-void softrc_qp_rq_refill(struct softrc_qp *qp);
-void softrc_qp_run_tx(struct softrc_qp *qp);
-void softrc_qp_drain_comps(struct softrc_qp *qp);
-void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc);
-void softrc_qp_flush_user_rq(struct softrc_qp *qp);
-void softrc_qp_sq_unpin(struct softrc_qp *qp, u32 slot);
-void softrc_qp_rq_unpin(struct softrc_qp *qp, u32 slot);
-
-/* glue.c: the engine callbacks */
-extern const struct softrc_core_ops softrc_glue_ops;
-
-/* timers.c */
-void softrc_timers_init(struct softrc_qp *qp);
-void softrc_timers_arm(struct softrc_qp *qp, enum softrc_timer_id id,
-		       u64 deadline);
-void softrc_timers_stop(struct softrc_qp *qp);
-u64 softrc_now(void);
-u32 softrc_now_slack(void);
 
 #endif /* SOFTRC_QP_H */

@@ -20,6 +20,7 @@
 
 #include "softrc.h"
 #include "qp.h"
+#include "timers.h"
 #include "cq.h"
 #include "mr.h"
 #include "dump.h"
@@ -69,7 +70,6 @@ static void softrc_qp_snap_pwc(struct softrc_qp *qp, struct softrc_qp_snap *s)
 struct softrc_qp_snap *softrc_qp_snap_take(struct softrc_qp *qp)
 {
 	struct softrc_qp_snap *s;
-	u32 nres;
 
 	s = kvzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
@@ -79,10 +79,7 @@ struct softrc_qp_snap *softrc_qp_snap_take(struct softrc_qp *qp)
 	s->is_user = qp->is_user;
 
 	spin_lock_bh(&qp->lock);
-	s->core = qp->core;
-	nres = min_t(u32, qp->core.st.res_cap, SOFTRC_MAX_RD_ATOMIC);
-	if (qp->core_res)
-		memcpy(s->res, qp->core_res, nres * sizeof(s->res[0]));
+	softrc_eng_snapshot(&qp->core, &s->eng, s->res, ARRAY_SIZE(s->res));
 	s->state = qp->state;
 	s->dying = qp->dying;
 	s->sqd_seen = qp->sqd_seen;
@@ -91,8 +88,6 @@ struct softrc_qp_snap *softrc_qp_snap_take(struct softrc_qp *qp)
 	if (qp->pwc)
 		softrc_qp_snap_pwc(qp, s);
 	spin_unlock_bh(&qp->lock);
-
-	s->core.st.res_cap = nres;
 	return s;
 }
 
@@ -113,7 +108,7 @@ static const char *softrc_name_of(const char *const *names, u32 nr, u32 v)
  * A QP's restrack summary, computed once from a snapshot: the -dd walk
  * and the raw record both print it. The engine states are its enum
  * values; timers is SOFTRC_RESRAW_TIMER_* armed, timer_ns[] the ns until
- * each timer (enum softrc_timer_id) fires (0: disarmed).
+ * each timer (enum softrc_eng_timer_id) fires (0: disarmed).
  */
 struct softrc_qp_summary {
 	u8 state;
@@ -141,11 +136,11 @@ struct softrc_qp_summary {
 static void softrc_qp_summarize(const struct softrc_qp_snap *s,
 				struct softrc_qp_summary *q)
 {
-	const struct softrc_req *req = &s->core.req;
-	const struct softrc_resp *resp = &s->core.resp;
+	const struct softrc_eng_req *req = &s->eng.req;
+	const struct softrc_eng_resp *resp = &s->eng.resp;
 	int t;
 
-	q->state = s->core.state;
+	q->state = s->eng.state;
 	q->req_state = req->state;
 	q->resp_state = resp->state;
 	q->timers = 0;
@@ -160,16 +155,16 @@ static void softrc_qp_summarize(const struct softrc_qp_snap *s,
 	q->una = req->una;
 	q->unacked_psns = softrc_psn_diff(req->psn_next, req->una);
 	q->rd_out = req->rd_out;
-	q->rd_max = s->core.attr.max_rd_atomic;
+	q->rd_max = s->eng.attr.max_rd_atomic;
 	q->res_live = resp->res_live;
 	q->pending = s->pwc_pending;
 	q->pmtu = s->pmtu;
 	for (t = 0; t < SOFTRC_TIMER_NR; t++)
 		q->timer_ns[t] = softrc_time_left(req->deadline[t], s->now);
-	q->retransmits = s->core.cnt.retransmits;
-	q->timeouts = s->core.cnt.timeouts;
-	q->seq_naks_rcvd = s->core.cnt.seq_naks_rcvd;
-	q->rnr_naks_rcvd = s->core.cnt.rnr_naks_rcvd;
+	q->retransmits = s->eng.cnt.retransmits;
+	q->timeouts = s->eng.cnt.timeouts;
+	q->seq_naks_rcvd = s->eng.cnt.seq_naks_rcvd;
+	q->rnr_naks_rcvd = s->eng.cnt.rnr_naks_rcvd;
 }
 
 static const char *softrc_timer_name(u8 timers)
@@ -200,13 +195,13 @@ int softrc_qp_walk_summary(const struct softrc_qp_snap *s,
 
 	softrc_qp_summarize(s, &q);
 	err = out->str(arg, "state",
-		       softrc_name_of(softrc_qp_state_names, SOFTRC_QPS_NR,
+		       softrc_name_of(softrc_eng_state_names, SOFTRC_QPS_NR,
 				      q.state));
 	err = err ?: out->str(arg, "req_state",
-			      softrc_name_of(softrc_req_state_names,
+			      softrc_name_of(softrc_eng_req_state_names,
 					     SOFTRC_REQ_NR, q.req_state));
 	err = err ?: out->str(arg, "resp_state",
-			      softrc_name_of(softrc_resp_state_names,
+			      softrc_name_of(softrc_eng_resp_state_names,
 					     SOFTRC_RESP_NR, q.resp_state));
 	err = err ?: out->u32(arg, "sq_psn", q.sq_psn);
 	err = err ?: out->u32(arg, "rq_psn", q.rq_psn);

@@ -5,15 +5,23 @@
  * The central header of the kernel module: the device object, its
  * limits, and the functions one file offers the others. The protocol
  * engine lives in core/ and knows nothing of these types.
+ *
+ * Locks (order, context, what each protects, where it is asserted):
+ * Documentation/softrc.rst, "Locking".
  */
 #ifndef SOFTRC_H
 #define SOFTRC_H
 
+#include <linux/interrupt.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/skbuff.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <softrc/abi.h>
+
+#include "stats.h"
+#include "core/engine.h"
 
 #undef pr_fmt
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -62,7 +70,7 @@ enum softrc_limits {
  * @max_qp:	QPs
  * @max_cq:	CQs
  * @max_mr:	MRs of every kind (user, DMA, fast-register). MWs are
- *		counted apart (SOFTRC_MAX_MW, mr.c); the shared key space
+ *		counted apart (SOFTRC_MAX_MW, mw.c); the shared key space
  *		holds SOFTRC_MAX_MR + SOFTRC_MAX_MW keys, so both fit.
  * @max_pd:	PDs
  * @max_srq:	SRQs
@@ -104,18 +112,20 @@ static inline bool softrc_count_get(atomic_t *n, u32 max)
  * @num_qp:	QPs allocated, bounded by @caps.max_qp (qp.c)
  * @num_mr:	MRs allocated, bounded by @caps.max_mr (verbs.c)
  * @num_srq:	SRQs allocated, bounded by @caps.max_srq (srq.c)
- * @mr_xa:	MRs and MWs by key >> 8: one key space (mr.c; RCU lookups)
- * @num_mw:	MWs allocated, bounded by SOFTRC_MAX_MW (mr.c)
- * @key_next:	next key index to try (cyclic allocation, mr.c)
+ * @mr_xa:	MRs and MWs by key >> 8: one key space (device.c allocates,
+ *		mr.c and mw.c look up under RCU)
+ * @num_mw:	MWs allocated, bounded by SOFTRC_MAX_MW (mw.c)
+ * @key_next:	next key index to try (cyclic allocation, device.c)
  * @ah_xa:	AHs by ah_num (ah.c; IRQ-safe lock)
  * @srq_xa:	SRQs by srq_num (srq.c)
  * @num_cq:	CQs allocated, bounded by @caps.max_cq (cq.c)
- * @dp:		data path: QPN table, sockets, counters (net.c)
+ * @dp:		data path: QPN table, sockets, counters (sock.c)
  * @dbg:	debugfs directory softrc/<name> (debugfs.c), or NULL / an
  *		error pointer
  * @dbg_qp:	its qp/ subdirectory
  */
 struct softrc_dp;
+struct softrc_net;
 
 struct softrc_dev {
 	struct ib_device ib_dev;
@@ -142,6 +152,47 @@ struct softrc_dev {
 static inline struct softrc_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct softrc_dev, ib_dev);
+}
+
+/**
+ * struct softrc_dp - the data-path state of one device (sdev->dp), set up
+ * by softrc_net_dev_add() (sock.c)
+ * @sdev:	the device
+ * @snet:	its namespace's socket pair (referenced)
+ * @node:	entry in @snet's device list (RCU)
+ * @qp_xa:	QPN -> struct softrc_qp (RCU lookup; entries only when built)
+ * @qp_next:	cyclic QPN allocation cursor
+ * @cnt:	SOFTRC_DEV_COUNTERS (stats.h)
+ * @parse_rej:	receive drops per softrc_parse() reject reason
+ * @stats:	engine counters of live and destroyed QPs, rdma counters
+ * @self_q:	packets this device sent to itself, awaiting @self_task
+ * @self_task:	runs the receive path over @self_q (softirq, rx.c)
+ * @mc_list:	struct softrc_mc_attach: UD QPs in multicast groups (mcast.c)
+ * @mc_lock:	serialises changes to @mc_list and its counts
+ * @mc_count:	entries of @mc_list
+ * @mc_groups:	distinct groups in @mc_list
+ */
+struct softrc_dp {
+	struct softrc_dev *sdev;
+	struct softrc_net *snet;
+	struct list_head node;
+	struct xarray qp_xa;
+	u32 qp_next;
+	atomic64_t cnt[SOFTRC_DEVCNT_NR];
+	atomic64_t parse_rej[SOFTRC_PARSE_NR];
+	struct softrc_stats stats;
+	struct sk_buff_head self_q;
+	struct tasklet_struct self_task;
+	struct list_head mc_list;
+	spinlock_t mc_lock;	/* mc_list changes, mc_count, mc_groups */
+	u32 mc_count;
+	u32 mc_groups;
+};
+
+static inline void softrc_dev_count(struct softrc_dev *sdev,
+				    enum softrc_dev_counter c)
+{
+	atomic64_inc(&sdev->dp->cnt[c]);
 }
 
 /* A protection domain. Nothing but the count yet; MRs and QPs point here. */
@@ -171,19 +222,6 @@ struct softrc_rwqe {
 
 /* main.c: the limits the module parameters give a new device */
 void softrc_caps_get(struct softrc_caps *caps);
-
-/* device.c: creation, lookup and teardown of devices */
-int softrc_dev_add(const char *ibdev_name, struct net_device *ndev);
-void softrc_dev_remove_all(void);
-void softrc_dev_dealloc(struct ib_device *ibdev);
-int softrc_dev_init(void);
-void softrc_dev_exit(void);
-enum ib_mtu softrc_mtu_from_netdev(unsigned int mtu);
-enum ib_port_state softrc_port_state(struct net_device *ndev);
-
-/* mr.c: the per-device object tables (MRs, AHs, SRQs, CQ count) */
-void softrc_obj_dev_init(struct softrc_dev *sdev);
-void softrc_obj_dev_fini(struct softrc_dev *sdev);
 
 /* verbs.c: the ib_device_ops */
 void softrc_set_device_ops(struct ib_device *ibdev);

@@ -27,18 +27,18 @@
  *
  * Context: process context only: the RDMA core's sysfs and netlink
  * readers, its counter ops (serialised per counter by counter->lock, not
- * across counters), QP create and destroy. dp->stats.lock, a mutex taken
- * inside the core's locks and around no other, serialises the
- * bookkeeping: the live QP list, the bindings, the sums. The engine
- * counters themselves are read without the QP lock, while the receive
- * path updates them under it in softirq: a value may be a few packets
- * stale, never torn (one 64-bit load each); a reset keeps them (see
- * softrc_core_qp_init()), so a QP's counts never go backwards.
+ * across counters), QP create and destroy. dp->stats.lock, a mutex (its
+ * place in the lock order: Documentation/softrc.rst, "Locking"),
+ * serialises the bookkeeping: the live QP list, the bindings, the sums.
+ * The engine counters themselves are read without the QP lock, while the
+ * receive path updates them under it in softirq: a value may be a few
+ * packets stale, never torn (one 64-bit load each); a reset keeps them
+ * (see softrc_eng_init()), so a QP's counts never go backwards.
  */
 #include <rdma/rdma_counter.h>
 
 #include "qp.h"
-#include "net.h"
+#include "stats.h"
 
 #define SOFTRC__DESC(n) { .name = #n },
 #define SOFTRC__DESC_PARSE(n, text) { .name = "rx_drop_parse_" #n },
@@ -54,14 +54,8 @@ static const struct rdma_stat_desc softrc_stat_descs[] = {
 #define SOFTRC_NR_STATS ARRAY_SIZE(softrc_stat_descs)
 #define SOFTRC_NR_QP_STATS SOFTRC_CORE_NR_COUNTERS
 
-static_assert(sizeof(struct softrc_core_counters) ==
-	      SOFTRC_CORE_NR_COUNTERS * sizeof(u64));
 static_assert(SOFTRC_CORE_NR_COUNTERS + SOFTRC_DEVCNT_NR + SOFTRC_PARSE_NR ==
 	      ARRAY_SIZE(softrc_stat_descs));
-/* softrc_core_qp_init() clears all but the counters: they come last */
-static_assert(offsetof(struct softrc_core_qp, cnt) +
-	      sizeof(struct softrc_core_counters) ==
-	      sizeof(struct softrc_core_qp));
 
 /**
  * struct softrc_counter - the driver side of one rdma_counter, in
@@ -96,7 +90,7 @@ static struct softrc_stats *softrc_stats_of(struct ib_device *ibdev)
 /* One engine counter of @qp, read without its lock. */
 static u64 softrc_qp_cnt(const struct softrc_qp *qp, int i)
 {
-	return READ_ONCE(((const u64 *)&qp->core.cnt)[i]);
+	return READ_ONCE(softrc_eng_counter_values(&qp->core)[i]);
 }
 
 void softrc_stats_dev_init(struct softrc_stats *st)

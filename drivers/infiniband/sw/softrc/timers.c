@@ -9,8 +9,8 @@
  * after qp->dying is set, and waits for a running handler.
  *
  * Touches: the QP's two hrtimers, and the engine through
- * softrc_core_timer, which decides whether an expiry is real and reports
- * it through ops->timer_expired (glue.c: softrc_timer_expire). A timer
+ * softrc_eng_timer, which decides whether an expiry is real and reports
+ * it through ops->timer_expired (engine_ops.c: softrc_timer_expire). A timer
  * is never armed on a dying QP. Tracepoint here: softrc_timer_arm
  * (trace.h).
  *
@@ -18,12 +18,15 @@
  * ACK, but an armed timer that would expire no later than the new
  * deadline is left alone, and a disarm leaves it queued too; when it
  * fires, the engine finds its deadline gone or not yet reached and asks
- * again (core/qp.c, softrc_core_timer). So the hrtimer is touched about
+ * again (core/engine.c, softrc_eng_timer). So the hrtimer is touched about
  * once per timeout period, not per packet.
  */
 #include <linux/ktime.h>
 
 #include "qp.h"
+#include "timers.h"
+#include "post.h"
+#include "deliver.h"
 #include "trace.h"
 
 /*
@@ -50,14 +53,14 @@ u32 softrc_now_slack(void)
 }
 
 static enum hrtimer_restart softrc_timer_fired(struct hrtimer *t,
-					       enum softrc_timer_id id)
+					       enum softrc_eng_timer_id id)
 {
 	struct softrc_qp *qp = container_of(t, struct softrc_qp, timer[id]);
 
 	spin_lock_bh(&qp->lock);
 	if (!qp->dying) {
 		/* the engine judges the deadline (and reports a real expiry) */
-		softrc_core_timer(&qp->core, id, ktime_get_ns());
+		softrc_eng_timer(&qp->core, id, ktime_get_ns());
 		softrc_qp_run_tx(qp);
 	}
 	spin_unlock_bh(&qp->lock);
@@ -87,7 +90,7 @@ void softrc_timers_init(struct softrc_qp *qp)
 }
 
 /* Arm timer @id for @deadline (softrc_now() clock), or disarm it if 0. */
-void softrc_timers_arm(struct softrc_qp *qp, enum softrc_timer_id id,
+void softrc_timers_arm(struct softrc_qp *qp, enum softrc_eng_timer_id id,
 		       u64 deadline)
 {
 	struct hrtimer *t = &qp->timer[id];

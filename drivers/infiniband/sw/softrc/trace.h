@@ -14,7 +14,7 @@
  *
  * Names are printed from the lists that define the values: BTH opcodes
  * from SOFTRC_OPCODES (include/softrc/opcode.h), retransmission reasons
- * from SOFTRC_RETRY_REASONS (core/qp.h), WC status from the RDMA core's
+ * from SOFTRC_RETRY_REASONS (core/engine.h), WC status from the RDMA core's
  * IB_WC_STATUS_LIST (trace/misc/rdma.h); the verbs enums without such a
  * list (QP state, WC opcode, timer) get theirs below.
  */
@@ -32,6 +32,7 @@
 
 #include "compat.h"
 #include "qp.h"
+#include "timers.h"
 
 #ifndef SOFTRC_TRACE_LISTS
 #define SOFTRC_TRACE_LISTS
@@ -72,7 +73,7 @@
 	X(IB_WC_RECV, RECV)						\
 	X(IB_WC_RECV_RDMA_WITH_IMM, RECV_RDMA_WITH_IMM)
 
-/* enum softrc_timer_id */
+/* enum softrc_eng_timer_id */
 #define SOFTRC_TP_TIMERS(X)						\
 	X(SOFTRC_TIMER_RETRY, retry)					\
 	X(SOFTRC_TIMER_RNR, rnr)
@@ -185,7 +186,7 @@ DEFINE_EVENT_CONDITION(softrc_nak_class, softrc_nak_rx,
 /* The requester went back to @psn (go-back-N) and sends from there. */
 TRACE_EVENT(softrc_retransmit,
 	TP_PROTO(const struct softrc_qp *qp, u32 psn,
-		 enum softrc_retry_reason why),
+		 enum softrc_eng_retry_reason why),
 	TP_ARGS(qp, psn, why),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&qp->sdev->ib_dev.dev))
@@ -228,7 +229,7 @@ TRACE_EVENT(softrc_rnr_wait,
  * traced as the nanoseconds from now.
  */
 TRACE_EVENT(softrc_timer_arm,
-	TP_PROTO(const struct softrc_qp *qp, enum softrc_timer_id id,
+	TP_PROTO(const struct softrc_qp *qp, enum softrc_eng_timer_id id,
 		 u64 deadline),
 	TP_ARGS(qp, id, deadline),
 	TP_STRUCT__entry(
@@ -253,7 +254,7 @@ TRACE_EVENT(softrc_timer_arm,
  * or the end of an RNR back-off (an early or stale expiry is not traced).
  */
 TRACE_EVENT(softrc_timer_expire,
-	TP_PROTO(const struct softrc_qp *qp, enum softrc_timer_id id),
+	TP_PROTO(const struct softrc_qp *qp, enum softrc_eng_timer_id id),
 	TP_ARGS(qp, id),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&qp->sdev->ib_dev.dev))

@@ -19,9 +19,9 @@
  * at its PSN (rxe's answer); it holds one of max_rd_atomic until then.
  * A FLUSH (IBTA 1.5) retires the same way, by the same response.
  */
-#include "qp.h"
+#include "internal.h"
 
-u8 softrc_wc_opcode_of(u8 wr_opcode)
+u8 softrc_eng_wc_opcode_of(u8 wr_opcode)
 {
 	switch (wr_opcode) {
 	case SOFTRC_WR_RDMA_WRITE:
@@ -52,8 +52,8 @@ u8 softrc_wc_opcode_of(u8 wr_opcode)
  * @w is done (answered, acknowledged or failed): a started WQE that took
  * a responder resource gives its share of max_rd_atomic back, once.
  */
-static void softrc_comp_wqe_done(struct softrc_core_qp *qp,
-				 struct softrc_send_wqe *w)
+static void softrc_comp_wqe_done(struct softrc_eng_qp *qp,
+				 struct softrc_eng_send_wqe *w)
 {
 	if (w->state == SOFTRC_WQE_ACTIVE && softrc_wr_takes_res(w->wr.opcode) &&
 	    qp->req.rd_out)
@@ -66,15 +66,15 @@ static void softrc_comp_wqe_done(struct softrc_core_qp *qp,
  * with @status; a successful one carries the message's length. RC, UC
  * (retirement) and UD (sent) completions all leave through here.
  */
-void softrc_comp_send_cqe(struct softrc_core_qp *qp,
-			  const struct softrc_send_wqe *w, u32 slot, u8 status)
+void softrc_eng_comp_send_cqe(struct softrc_eng_qp *qp,
+			      const struct softrc_eng_send_wqe *w, u32 slot, u8 status)
 {
-	struct softrc_cqe cqe;
+	struct softrc_eng_cqe cqe;
 
 	memset(&cqe, 0, sizeof(cqe));
 	cqe.wr_id = w->wr.wr_id;
 	cqe.status = status;
-	cqe.opcode = softrc_wc_opcode_of(w->wr.opcode);
+	cqe.opcode = softrc_eng_wc_opcode_of(w->wr.opcode);
 	cqe.slot = slot;
 	cqe.byte_len = status ? 0 : w->wr.length;
 	qp->ops->complete(qp->ctx, &cqe);
@@ -84,10 +84,10 @@ void softrc_comp_send_cqe(struct softrc_core_qp *qp,
  * Hand the head WQE to the CQ (if signaled or failed) and free its slot.
  * A local WQE that failed completes with its own status.
  */
-static void softrc_comp_complete_head(struct softrc_core_qp *qp, u8 status)
+static void softrc_comp_complete_head(struct softrc_eng_qp *qp, u8 status)
 {
-	struct softrc_req *req = &qp->req;
-	struct softrc_send_wqe *w = softrc_sq_wqe(qp, req->head);
+	struct softrc_eng_req *req = &qp->req;
+	struct softrc_eng_send_wqe *w = softrc_sq_wqe(qp, req->head);
 	u32 slot = softrc_sq_slot(qp, req->head);
 
 	softrc_comp_wqe_done(qp, w);
@@ -97,7 +97,7 @@ static void softrc_comp_complete_head(struct softrc_core_qp *qp, u8 status)
 	if (status == SOFTRC_WC_SUCCESS &&
 	    !(w->wr.send_flags & SOFTRC_SEND_SIGNALED))
 		return;
-	softrc_comp_send_cqe(qp, w, slot, status);
+	softrc_eng_comp_send_cqe(qp, w, slot, status);
 }
 
 /*
@@ -105,13 +105,13 @@ static void softrc_comp_complete_head(struct softrc_core_qp *qp, u8 status)
  * local WQE completes in error and moves the QP to ERROR (flushing what
  * follows it).
  */
-void softrc_comp_retire(struct softrc_core_qp *qp)
+void softrc_eng_comp_retire(struct softrc_eng_qp *qp)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 	u8 status;
 
 	while (req->head != req->tail) {
-		struct softrc_send_wqe *w = softrc_sq_wqe(qp, req->head);
+		struct softrc_eng_send_wqe *w = softrc_sq_wqe(qp, req->head);
 
 		if (w->state == SOFTRC_WQE_ACTIVE &&
 		    !softrc_wr_is_rd_atomic(w->wr.opcode) &&
@@ -128,7 +128,7 @@ void softrc_comp_retire(struct softrc_core_qp *qp)
 		status = w->status;
 		softrc_comp_complete_head(qp, SOFTRC_WC_SUCCESS);
 		if (status) {
-			softrc_qp_enter_error(qp);
+			softrc_eng_enter_error(qp);
 			return;
 		}
 	}
@@ -141,15 +141,15 @@ void softrc_comp_retire(struct softrc_core_qp *qp)
  * first missing response packet (an implied NAK: Documentation/
  * softrc.rst, "Protocol decisions").
  */
-static bool softrc_comp_ack_upto(struct softrc_core_qp *qp, u32 limit,
+static bool softrc_comp_ack_upto(struct softrc_eng_qp *qp, u32 limit,
 				 u32 *resume)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 	bool implied = false;
 	u32 i;
 
 	for (i = req->head; i != req->tail; i++) {
-		struct softrc_send_wqe *w = softrc_sq_wqe(qp, i);
+		struct softrc_eng_send_wqe *w = softrc_sq_wqe(qp, i);
 
 		if (w->state == SOFTRC_WQE_POSTED)
 			break;
@@ -175,10 +175,10 @@ static bool softrc_comp_ack_upto(struct softrc_core_qp *qp, u32 limit,
 }
 
 /* MSN and credits from any AETH (C9-149: valid in every AETH). */
-static void softrc_comp_aeth(struct softrc_core_qp *qp,
+static void softrc_comp_aeth(struct softrc_eng_qp *qp,
 			     const struct softrc_pkt *pkt)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 	u8 syn = pkt->syndrome;
 
 	if (softrc_psn_gt(pkt->msn, req->msn))
@@ -191,7 +191,7 @@ static void softrc_comp_aeth(struct softrc_core_qp *qp,
 	}
 	req->credits_valid = true;
 	req->lsn = softrc_psn_add(pkt->msn,
-				  softrc_credit_value(softrc_syndrome_value(syn)));
+				  softrc_eng_credit_value(softrc_syndrome_value(syn)));
 }
 
 /*
@@ -199,17 +199,17 @@ static void softrc_comp_aeth(struct softrc_core_qp *qp,
  * complete normally, earlier unanswered READ/ATOMICs are flushed, then
  * the QP enters ERROR and flushes the rest.
  */
-void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status)
+void softrc_eng_comp_fail_at(struct softrc_eng_qp *qp, u32 psn, u8 status)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 
 	if (status == SOFTRC_WC_RETRY_EXC_ERR)
 		qp->cnt.retry_exceeded++;
 	else if (status == SOFTRC_WC_RNR_RETRY_EXC_ERR)
 		qp->cnt.rnr_retry_exceeded++;
-	softrc_comp_retire(qp);
+	softrc_eng_comp_retire(qp);
 	while (req->head != req->tail) {
-		struct softrc_send_wqe *w = softrc_sq_wqe(qp, req->head);
+		struct softrc_eng_send_wqe *w = softrc_sq_wqe(qp, req->head);
 		bool hit = w->state == SOFTRC_WQE_POSTED ||
 			   softrc_psn_in(psn, w->first_psn, w->npkts);
 
@@ -222,7 +222,7 @@ void softrc_comp_fail_at(struct softrc_core_qp *qp, u32 psn, u8 status)
 		if (hit)
 			break;
 	}
-	softrc_qp_enter_error(qp);
+	softrc_eng_enter_error(qp);
 }
 
 /* What a response asks of the requester once retirement is done. */
@@ -233,7 +233,7 @@ struct softrc_comp_res {
 	u8 why;
 };
 
-static void softrc_comp_ack(struct softrc_core_qp *qp,
+static void softrc_comp_ack(struct softrc_eng_qp *qp,
 			    const struct softrc_pkt *pkt,
 			    struct softrc_comp_res *res, u64 now)
 {
@@ -249,11 +249,11 @@ static void softrc_comp_ack(struct softrc_core_qp *qp,
  * ACK); the wait itself is softrc_comp_rnr_wait(), after that progress
  * reset the retry counters, so the RNR NAK's own retry is counted.
  */
-static void softrc_comp_rnr(struct softrc_core_qp *qp,
+static void softrc_comp_rnr(struct softrc_eng_qp *qp,
 			    const struct softrc_pkt *pkt,
 			    struct softrc_comp_res *res, u64 now)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 
 	qp->cnt.rnr_naks_rcvd++;
 	if (softrc_comp_ack_upto(qp, pkt->psn, &res->psn)) {
@@ -272,16 +272,16 @@ static void softrc_comp_rnr(struct softrc_core_qp *qp,
  * Wait for the RNR timer (IBTA table 45), spending one RNR retry (7 is
  * infinite); none left is RNR_RETRY_EXC_ERR.
  */
-static void softrc_comp_rnr_wait(struct softrc_core_qp *qp,
+static void softrc_comp_rnr_wait(struct softrc_eng_qp *qp,
 				 const struct softrc_pkt *pkt, u64 now)
 {
-	struct softrc_req *req = &qp->req;
-	u64 wait = softrc_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome));
+	struct softrc_eng_req *req = &qp->req;
+	u64 wait = softrc_eng_rnr_timer_ns(softrc_syndrome_value(pkt->syndrome));
 
 	if (qp->attr.rnr_retry != 7) {
 		if (!req->rnr_left) {
-			softrc_comp_fail_at(qp, pkt->psn,
-					    SOFTRC_WC_RNR_RETRY_EXC_ERR);
+			softrc_eng_comp_fail_at(qp, pkt->psn,
+						SOFTRC_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
 		req->rnr_left--;
@@ -289,9 +289,9 @@ static void softrc_comp_rnr_wait(struct softrc_core_qp *qp,
 	req->state = SOFTRC_REQ_RNR_WAIT;
 	req->rnr_psn = pkt->psn;
 	req->gbn_active = false;
-	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
-	softrc_qp_timer_set(qp, SOFTRC_TIMER_RNR,
-			    softrc_req_deadline(qp, now, wait));
+	softrc_eng_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
+	softrc_eng_timer_set(qp, SOFTRC_TIMER_RNR,
+			     softrc_eng_req_deadline(qp, now, wait));
 	if (qp->ops->rnr_wait)
 		qp->ops->rnr_wait(qp->ctx, pkt->psn, wait);
 }
@@ -303,7 +303,7 @@ static const u8 softrc_nak_status[] = {
 	[SOFTRC_NAK_INVALID_RD_REQ] = SOFTRC_WC_REM_INV_REQ_ERR,
 };
 
-static void softrc_comp_nak(struct softrc_core_qp *qp,
+static void softrc_comp_nak(struct softrc_eng_qp *qp,
 			    const struct softrc_pkt *pkt,
 			    struct softrc_comp_res *res, u64 now)
 {
@@ -346,12 +346,12 @@ static void softrc_comp_nak(struct softrc_core_qp *qp,
 		res->retry = true;
 		return;
 	}
-	softrc_comp_fail_at(qp, pkt->psn, softrc_nak_status[code]);
+	softrc_eng_comp_fail_at(qp, pkt->psn, softrc_nak_status[code]);
 }
 
 /* Is @pkt the right READ response packet for @w (length and position)? */
-static bool softrc_comp_read_ok(struct softrc_core_qp *qp,
-				const struct softrc_send_wqe *w,
+static bool softrc_comp_read_ok(struct softrc_eng_qp *qp,
+				const struct softrc_eng_send_wqe *w,
 				const struct softrc_pkt *pkt)
 {
 	u32 off = w->resp_pkts * qp->attr.pmtu;
@@ -368,11 +368,11 @@ static bool softrc_comp_read_ok(struct softrc_core_qp *qp,
 }
 
 /* 0, or SOFTRC_E_MEM: the WQE's buffer went away after it was posted. */
-static int softrc_comp_read_data(struct softrc_core_qp *qp,
-				 struct softrc_send_wqe *w, u32 idx,
+static int softrc_comp_read_data(struct softrc_eng_qp *qp,
+				 struct softrc_eng_send_wqe *w, u32 idx,
 				 const struct softrc_pkt *pkt, void *rx)
 {
-	struct softrc_buf dst = {
+	struct softrc_eng_buf dst = {
 		.kind = SOFTRC_BUF_SEND_WQE,
 		.slot = softrc_sq_slot(qp, idx),
 		.addr = (u64)w->resp_pkts * qp->attr.pmtu,
@@ -385,7 +385,7 @@ static int softrc_comp_read_data(struct softrc_core_qp *qp,
 }
 
 /* First WQE at or after the head that is not yet done. */
-static u32 softrc_comp_first_open(struct softrc_core_qp *qp)
+static u32 softrc_comp_first_open(struct softrc_eng_qp *qp)
 {
 	u32 i;
 
@@ -410,12 +410,12 @@ static bool softrc_comp_empty_resp_ok(const struct softrc_pkt *pkt)
  * READ response, ATOMIC ACK or an ATOMIC_WRITE's or FLUSH's response: it
  * also acknowledges everything before.
  */
-static void softrc_comp_response(struct softrc_core_qp *qp,
+static void softrc_comp_response(struct softrc_eng_qp *qp,
 				 const struct softrc_pkt *pkt, void *rx,
 				 struct softrc_comp_res *res)
 {
-	struct softrc_req *req = &qp->req;
-	struct softrc_send_wqe *w;
+	struct softrc_eng_req *req = &qp->req;
+	struct softrc_eng_send_wqe *w;
 	int err;
 	u32 idx;
 
@@ -455,7 +455,7 @@ static void softrc_comp_response(struct softrc_core_qp *qp,
 	if (err) {
 		/* never SUCCESS for data that was not placed */
 		qp->cnt.mem_errors++;
-		softrc_comp_fail_at(qp, pkt->psn, SOFTRC_WC_LOC_PROT_ERR);
+		softrc_eng_comp_fail_at(qp, pkt->psn, SOFTRC_WC_LOC_PROT_ERR);
 		return;
 	}
 	w->resp_pkts++;
@@ -469,10 +469,10 @@ static void softrc_comp_response(struct softrc_core_qp *qp,
  * Only PSNs in [una, psn_next) can mean anything; older ones are stale
  * duplicates, newer ones answer nothing we sent.
  */
-void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
-		    void *rx, u64 now)
+void softrc_eng_comp_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
+			void *rx, u64 now)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 	/* a retry is an implied NAK's, unless a sequence error NAK says */
 	struct softrc_comp_res res = { .why = SOFTRC_RETRY_read_restart };
 	u32 una = req->una;
@@ -511,13 +511,13 @@ void softrc_comp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 
 	if (qp->state == SOFTRC_QPS_ERROR)
 		return;
-	softrc_comp_retire(qp);
+	softrc_eng_comp_retire(qp);
 	if (qp->state == SOFTRC_QPS_ERROR)
 		return;		/* a failed local WQE retired */
 	if (req->una != una)
-		softrc_req_progress(qp, now);
+		softrc_eng_req_progress(qp, now);
 	if (res.rnr)
 		softrc_comp_rnr_wait(qp, pkt, now);
 	if (res.retry && qp->state != SOFTRC_QPS_ERROR)
-		softrc_req_retry_from(qp, res.psn, now, res.why);
+		softrc_eng_req_retry_from(qp, res.psn, now, res.why);
 }

@@ -13,16 +13,16 @@
  * first PSN and the path MTU (the send ring is the replay buffer:
  * Documentation/softrc.rst, "The protocol core").
  */
-#include "qp.h"
+#include "internal.h"
 
-const char *const softrc_req_state_names[SOFTRC_REQ_NR] = {
+const char *const softrc_eng_req_state_names[SOFTRC_REQ_NR] = {
 	[SOFTRC_REQ_READY] = "READY",
 	[SOFTRC_REQ_RNR_WAIT] = "RNR_WAIT",
 	[SOFTRC_REQ_ERROR] = "ERROR",
 };
 
 /* IBTA §9.7.6.1.3: local ACK timeout = 4.096 us * 2^timeout; 0 = none. */
-u64 softrc_ack_timeout_ns(u8 timeout)
+u64 softrc_eng_ack_timeout_ns(u8 timeout)
 {
 	if (!timeout)
 		return 0;
@@ -36,13 +36,13 @@ static const u32 softrc_rnr_10us[32] = {
 	12288, 16384, 24576, 32768, 49152,
 };
 
-u64 softrc_rnr_timer_ns(u8 code)
+u64 softrc_eng_rnr_timer_ns(u8 code)
 {
 	return (u64)softrc_rnr_10us[code & 31] * 10000;
 }
 
 /* PSNs a message uses: READ reserves one per response packet (§9.7.2). */
-u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu)
+u32 softrc_eng_wqe_npkts(const struct softrc_eng_send_wr *wr, u32 pmtu)
 {
 	/* a FLUSH's length is the remote range's: one packet either way */
 	if (softrc_wr_is_atomic(wr->opcode) || wr->opcode == SOFTRC_WR_FLUSH ||
@@ -56,25 +56,25 @@ u32 softrc_wqe_npkts(const struct softrc_send_wr *wr, u32 pmtu)
  * attr.clock_slack_ns (a coarse glue clock): adding it keeps every timer
  * at or above its IBTA minimum (9.7.6.1.3, table 45) in real time.
  */
-u64 softrc_req_deadline(const struct softrc_core_qp *qp, u64 now, u64 dur)
+u64 softrc_eng_req_deadline(const struct softrc_eng_qp *qp, u64 now, u64 dur)
 {
 	return dur ? now + dur + qp->attr.clock_slack_ns : 0;
 }
 
-static u64 softrc_req_timeout(struct softrc_core_qp *qp, u64 now)
+static u64 softrc_req_timeout(struct softrc_eng_qp *qp, u64 now)
 {
-	return softrc_req_deadline(qp, now,
-				   softrc_ack_timeout_ns(qp->attr.timeout));
+	return softrc_eng_req_deadline(qp, now,
+				   softrc_eng_ack_timeout_ns(qp->attr.timeout));
 }
 
 /* Rewind the send cursor to @psn: go-back-N (softrc.rst, req.c). */
-void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn)
+void softrc_eng_req_go_back(struct softrc_eng_qp *qp, u32 psn)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 	u32 i;
 
 	for (i = req->head; i != req->tail; i++) {
-		struct softrc_send_wqe *w = softrc_sq_wqe(qp, i);
+		struct softrc_eng_send_wqe *w = softrc_sq_wqe(qp, i);
 
 		if (w->state == SOFTRC_WQE_POSTED)
 			break;
@@ -93,29 +93,29 @@ void softrc_req_go_back(struct softrc_core_qp *qp, u32 psn)
 }
 
 /* Go back to @psn to send it again, and tell the glue why. */
-void softrc_req_retransmit(struct softrc_core_qp *qp, u32 psn,
-			   enum softrc_retry_reason why)
+void softrc_eng_req_retransmit(struct softrc_eng_qp *qp, u32 psn,
+			       enum softrc_eng_retry_reason why)
 {
-	softrc_req_go_back(qp, psn);
+	softrc_eng_req_go_back(qp, psn);
 	if (qp->ops->retransmit)
 		qp->ops->retransmit(qp->ctx, psn, why);
 }
 
 /* The oldest unacknowledged PSN moved: reset retries, restart the timer. */
-void softrc_req_progress(struct softrc_core_qp *qp, u64 now)
+void softrc_eng_req_progress(struct softrc_eng_qp *qp, u64 now)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 
 	req->retry_left = qp->attr.retry_cnt;
 	req->rnr_left = qp->attr.rnr_retry;
 	req->gbn_active = false;
 	if (softrc_psn_lt(req->cur_psn, req->una))
-		softrc_req_go_back(qp, req->una);
+		softrc_eng_req_go_back(qp, req->una);
 	if (req->una == req->psn_next)
-		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
+		softrc_eng_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
 	else if (req->state == SOFTRC_REQ_READY)
-		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
-				    softrc_req_timeout(qp, now));
+		softrc_eng_timer_set(qp, SOFTRC_TIMER_RETRY,
+				     softrc_req_timeout(qp, now));
 }
 
 /*
@@ -124,29 +124,29 @@ void softrc_req_progress(struct softrc_core_qp *qp, u64 now)
  * same PSN before any progress is the same loss seen again and is
  * ignored.
  */
-void softrc_req_retry_from(struct softrc_core_qp *qp, u32 psn, u64 now,
-			   enum softrc_retry_reason why)
+void softrc_eng_req_retry_from(struct softrc_eng_qp *qp, u32 psn, u64 now,
+			       enum softrc_eng_retry_reason why)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 
 	if (req->gbn_active && req->gbn_psn == psn)
 		return;
 	if (!req->retry_left) {
-		softrc_comp_fail_at(qp, psn, SOFTRC_WC_RETRY_EXC_ERR);
+		softrc_eng_comp_fail_at(qp, psn, SOFTRC_WC_RETRY_EXC_ERR);
 		return;
 	}
 	req->retry_left--;
 	req->gbn_active = true;
 	req->gbn_psn = psn;
-	softrc_req_retransmit(qp, psn, why);
-	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, softrc_req_timeout(qp, now));
+	softrc_eng_req_retransmit(qp, psn, why);
+	softrc_eng_timer_set(qp, SOFTRC_TIMER_RETRY, softrc_req_timeout(qp, now));
 }
 
 /* Credit check for a receive-consuming message (table 44). */
-static bool softrc_req_has_credit(const struct softrc_core_qp *qp,
-				  const struct softrc_send_wqe *w)
+static bool softrc_req_has_credit(const struct softrc_eng_qp *qp,
+				  const struct softrc_eng_send_wqe *w)
 {
-	const struct softrc_req *req = &qp->req;
+	const struct softrc_eng_req *req = &qp->req;
 
 	if (!softrc_wr_consumes_recv(w->wr.opcode) || !req->credits_valid)
 		return true;
@@ -160,10 +160,10 @@ static bool softrc_req_has_credit(const struct softrc_core_qp *qp,
  * receive-consuming messages. Returns 1 = go, 2 = go as a credit probe,
  * 0 = wait.
  */
-static int softrc_req_may_start(struct softrc_core_qp *qp,
-				const struct softrc_send_wqe *w)
+static int softrc_req_may_start(struct softrc_eng_qp *qp,
+				const struct softrc_eng_send_wqe *w)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 
 	if ((w->wr.send_flags & SOFTRC_SEND_FENCE) && req->rd_out)
 		return 0;
@@ -180,7 +180,7 @@ static int softrc_req_may_start(struct softrc_core_qp *qp,
 	return 2;
 }
 
-static u8 softrc_send_opcode(const struct softrc_send_wr *wr, bool first,
+static u8 softrc_send_opcode(const struct softrc_eng_send_wr *wr, bool first,
 			     bool last)
 {
 	bool imm = wr->opcode == SOFTRC_WR_SEND_WITH_IMM;
@@ -198,7 +198,7 @@ static u8 softrc_send_opcode(const struct softrc_send_wr *wr, bool first,
 	       inv ? SOFTRC_OP_SEND_LAST_WITH_INVALIDATE : SOFTRC_OP_SEND_LAST;
 }
 
-static u8 softrc_write_opcode(const struct softrc_send_wr *wr, bool first,
+static u8 softrc_write_opcode(const struct softrc_eng_send_wr *wr, bool first,
 			      bool last)
 {
 	bool imm = wr->opcode == SOFTRC_WR_RDMA_WRITE_WITH_IMM;
@@ -214,10 +214,10 @@ static u8 softrc_write_opcode(const struct softrc_send_wr *wr, bool first,
 		     SOFTRC_OP_RDMA_WRITE_LAST;
 }
 
-static void softrc_req_pkt_init(struct softrc_core_qp *qp,
+static void softrc_req_pkt_init(struct softrc_eng_qp *qp,
 				struct softrc_pkt *pkt, u8 opcode)
 {
-	const struct softrc_req *req = &qp->req;
+	const struct softrc_eng_req *req = &qp->req;
 
 	memset(pkt, 0, sizeof(*pkt));
 	/* a UC code is the RC one plus the transport bits (opcode.h) */
@@ -229,12 +229,12 @@ static void softrc_req_pkt_init(struct softrc_core_qp *qp,
 }
 
 /* One SEND/WRITE packet: RETH on FIRST/ONLY only (§9.4). */
-static u32 softrc_req_build_data(struct softrc_core_qp *qp,
-				 struct softrc_send_wqe *w,
-				 struct softrc_pkt *pkt, struct softrc_buf *pl)
+static u32 softrc_req_build_data(struct softrc_eng_qp *qp,
+				 struct softrc_eng_send_wqe *w,
+				 struct softrc_pkt *pkt, struct softrc_eng_buf *pl)
 {
-	struct softrc_req *req = &qp->req;
-	const struct softrc_send_wr *wr = &w->wr;
+	struct softrc_eng_req *req = &qp->req;
+	const struct softrc_eng_send_wr *wr = &w->wr;
 	u32 left = wr->length - req->cur_off;
 	u32 plen = left < qp->attr.pmtu ? left : qp->attr.pmtu;
 	bool first = !req->cur_off, last = plen == left;
@@ -263,11 +263,11 @@ static u32 softrc_req_build_data(struct softrc_core_qp *qp,
 }
 
 /* READ request, possibly resuming from the middle of its response. */
-static u32 softrc_req_build_read(struct softrc_core_qp *qp,
-				 struct softrc_send_wqe *w,
+static u32 softrc_req_build_read(struct softrc_eng_qp *qp,
+				 struct softrc_eng_send_wqe *w,
 				 struct softrc_pkt *pkt)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 	u32 k = (u32)softrc_psn_diff(req->cur_psn, w->first_psn);
 
 	softrc_req_pkt_init(qp, pkt, SOFTRC_OP_RDMA_READ_REQUEST);
@@ -278,8 +278,8 @@ static u32 softrc_req_build_read(struct softrc_core_qp *qp,
 	return w->npkts - k;
 }
 
-static u32 softrc_req_build_atomic(struct softrc_core_qp *qp,
-				   struct softrc_send_wqe *w,
+static u32 softrc_req_build_atomic(struct softrc_eng_qp *qp,
+				   struct softrc_eng_send_wqe *w,
 				   struct softrc_pkt *pkt)
 {
 	bool cas = w->wr.opcode == SOFTRC_WR_ATOMIC_CMP_AND_SWP;
@@ -300,10 +300,10 @@ static u32 softrc_req_build_atomic(struct softrc_core_qp *qp,
  * the slot's SGEs (the glue keeps a user WQE's value there, inline), so a
  * retransmission sends the same bytes again.
  */
-static u32 softrc_req_build_atomic_write(struct softrc_core_qp *qp,
-					 struct softrc_send_wqe *w,
+static u32 softrc_req_build_atomic_write(struct softrc_eng_qp *qp,
+					 struct softrc_eng_send_wqe *w,
 					 struct softrc_pkt *pkt,
-					 struct softrc_buf *pl)
+					 struct softrc_eng_buf *pl)
 {
 	softrc_req_pkt_init(qp, pkt, SOFTRC_OP_ATOMIC_WRITE);
 	pkt->va = w->wr.remote_addr;
@@ -324,8 +324,8 @@ static u32 softrc_req_build_atomic_write(struct softrc_core_qp *qp,
  * and length), no payload (oA19-2); one PSN, AckReq as for every request
  * that ends a message.
  */
-static u32 softrc_req_build_flush(struct softrc_core_qp *qp,
-				  struct softrc_send_wqe *w,
+static u32 softrc_req_build_flush(struct softrc_eng_qp *qp,
+				  struct softrc_eng_send_wqe *w,
 				  struct softrc_pkt *pkt)
 {
 	softrc_req_pkt_init(qp, pkt, SOFTRC_OP_FLUSH);
@@ -350,10 +350,10 @@ static u32 softrc_req_build_flush(struct softrc_core_qp *qp,
  * outstanding any WQE fits (post rejects a larger READ), so the
  * requester never wedges here.
  */
-static bool softrc_req_fits(const struct softrc_core_qp *qp,
-			    const struct softrc_send_wqe *w)
+static bool softrc_req_fits(const struct softrc_eng_qp *qp,
+			    const struct softrc_eng_send_wqe *w)
 {
-	const struct softrc_req *req = &qp->req;
+	const struct softrc_eng_req *req = &qp->req;
 	u32 span = (req->psn_next - req->una) & SOFTRC_PSN_MASK;
 	u32 need = w->wr.opcode == SOFTRC_WR_RDMA_READ ? w->npkts : 1;
 
@@ -361,10 +361,10 @@ static bool softrc_req_fits(const struct softrc_core_qp *qp,
 }
 
 /* Start the POSTED WQE at the cursor: assign its first PSN. */
-static void softrc_req_start(struct softrc_core_qp *qp,
-			     struct softrc_send_wqe *w)
+static void softrc_req_start(struct softrc_eng_qp *qp,
+			     struct softrc_eng_send_wqe *w)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 
 	w->state = SOFTRC_WQE_ACTIVE;
 	w->first_psn = req->psn_next;
@@ -380,25 +380,25 @@ static void softrc_req_start(struct softrc_core_qp *qp,
  * it completes in SQ order, and nothing stays outstanding (IBTA ch. 9.8.3:
  * no retries, no timer).
  */
-static void softrc_req_uc_sent(struct softrc_core_qp *qp,
-			       struct softrc_send_wqe *w, bool last)
+static void softrc_req_uc_sent(struct softrc_eng_qp *qp,
+			       struct softrc_eng_send_wqe *w, bool last)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 
 	req->una = req->psn_next;
 	if (!last)
 		return;
 	w->state = SOFTRC_WQE_DONE;
-	softrc_comp_retire(qp);
+	softrc_eng_comp_retire(qp);
 }
 
 /* Build and send the packet at the cursor, then advance the cursor. */
-static void softrc_req_send_one(struct softrc_core_qp *qp,
-				struct softrc_send_wqe *w, bool probe, u64 now)
+static void softrc_req_send_one(struct softrc_eng_qp *qp,
+				struct softrc_eng_send_wqe *w, bool probe, u64 now)
 {
 	bool uc = qp->attr.transport == SOFTRC_OPCODE_UC;
-	struct softrc_req *req = &qp->req;
-	struct softrc_buf pl = { .kind = SOFTRC_BUF_NONE };
+	struct softrc_eng_req *req = &qp->req;
+	struct softrc_eng_buf pl = { .kind = SOFTRC_BUF_NONE };
 	struct softrc_pkt pkt;
 	u32 used;
 
@@ -444,12 +444,12 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
 	if (probe)
 		req->wait_idle = true;
 	if (!uc && !req->deadline[SOFTRC_TIMER_RETRY])
-		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
-				    softrc_req_timeout(qp, now));
+		softrc_eng_timer_set(qp, SOFTRC_TIMER_RETRY,
+				     softrc_req_timeout(qp, now));
 	if (qp->ops->xmit(qp->ctx, &pkt, &pl)) {
 		/* the payload's memory went away after the post */
 		qp->cnt.mem_errors++;
-		softrc_comp_fail_at(qp, pkt.psn, SOFTRC_WC_LOC_PROT_ERR);
+		softrc_eng_comp_fail_at(qp, pkt.psn, SOFTRC_WC_LOC_PROT_ERR);
 		return;
 	}
 	qp->cnt.tx_pkts++;
@@ -465,10 +465,10 @@ static void softrc_req_send_one(struct softrc_core_qp *qp,
  * cursor: nothing behind it is sent, and the QP enters ERROR when it
  * retires.
  */
-static bool softrc_req_local(struct softrc_core_qp *qp,
-			     struct softrc_send_wqe *w)
+static bool softrc_req_local(struct softrc_eng_qp *qp,
+			     struct softrc_eng_send_wqe *w)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 
 	if ((w->wr.send_flags & SOFTRC_SEND_FENCE) && req->rd_out)
 		return false;
@@ -479,15 +479,15 @@ static bool softrc_req_local(struct softrc_core_qp *qp,
 		qp->cnt.local_errors++;
 	else
 		req->cur++;
-	softrc_comp_retire(qp);
+	softrc_eng_comp_retire(qp);
 	return true;
 }
 
 /* READY: send the next packet if allowed; false when nothing to send. */
-static bool softrc_req_step_ready(struct softrc_core_qp *qp, u64 now)
+static bool softrc_req_step_ready(struct softrc_eng_qp *qp, u64 now)
 {
-	struct softrc_req *req = &qp->req;
-	struct softrc_send_wqe *w;
+	struct softrc_eng_req *req = &qp->req;
+	struct softrc_eng_send_wqe *w;
 	int go = 1;
 
 	if (req->wait_idle && !softrc_psn_lt(req->cur_psn, req->psn_next)) {
@@ -524,12 +524,12 @@ static bool softrc_req_step_ready(struct softrc_core_qp *qp, u64 now)
 	return true;
 }
 
-static bool softrc_req_step_wait(struct softrc_core_qp *qp, u64 now)
+static bool softrc_req_step_wait(struct softrc_eng_qp *qp, u64 now)
 {
 	return false;
 }
 
-static bool (*const softrc_req_step[SOFTRC_REQ_NR])(struct softrc_core_qp *,
+static bool (*const softrc_req_step[SOFTRC_REQ_NR])(struct softrc_eng_qp *,
 						    u64) = {
 	[SOFTRC_REQ_READY] = softrc_req_step_ready,
 	[SOFTRC_REQ_RNR_WAIT] = softrc_req_step_wait,
@@ -550,15 +550,15 @@ static bool (*const softrc_req_step[SOFTRC_REQ_NR])(struct softrc_core_qp *,
  * blocked or done (nothing to send, window/credit/fence wait, RNR wait,
  * ERROR), @budget means call again.
  */
-u32 softrc_core_tx(struct softrc_core_qp *qp, u64 now, u32 budget)
+u32 softrc_eng_tx(struct softrc_eng_qp *qp, u64 now, u32 budget)
 {
 	u32 n;
 
 	if (qp->attr.transport == SOFTRC_OPCODE_UD)
-		return qp->state == SOFTRC_QPS_ERROR ? 0 : softrc_ud_tx(qp, budget);
-	n = softrc_core_tx_resp(qp, budget - budget / 2);
+		return qp->state == SOFTRC_QPS_ERROR ? 0 : softrc_eng_ud_tx(qp, budget);
+	n = softrc_eng_tx_resp(qp, budget - budget / 2);
 
 	while (n < budget && softrc_req_step[qp->req.state](qp, now))
 		n++;
-	return n + softrc_core_tx_resp(qp, budget - n);
+	return n + softrc_eng_tx_resp(qp, budget - n);
 }

@@ -40,11 +40,11 @@
  *  - MSN counts each new message once: SEND/WRITE at LAST/ONLY, READ and
  *    ATOMIC when validated (early increment) [C9-147/148];
  *  - ACKs are coalesced: an AckReq'd (or duplicate) request marks an ACK
- *    pending, sent at softrc_core_rx_flush() or before any other response;
+ *    pending, sent at softrc_eng_rx_flush() or before any other response;
  *  - responses leave in PSN order [IBTA 9.5]: READ responses and ATOMIC
  *    ACKs are queued (the responder resources, in ring order, plus a
  *    cursor) and sent at most SOFTRC_RESP_INLINE packets from the rx call,
- *    the rest from softrc_core_tx*() within the budget; an ACK or a
+ *    the rest from softrc_eng_tx*() within the budget; an ACK or a
  *    sequence/RNR NAK found behind queued responses is held until they
  *    are out (or dropped when a later READ/ATOMIC response covers it);
  *    later requests are executed meanwhile (only a fenced WR waits for an
@@ -84,9 +84,9 @@
  *    LOC_PROT_ERR (a responder-side local problem the requester did not
  *    cause). Never an ACK, never zeros for READ data.
  */
-#include "qp.h"
+#include "internal.h"
 
-const char *const softrc_resp_state_names[SOFTRC_RESP_NR] = {
+const char *const softrc_eng_resp_state_names[SOFTRC_RESP_NR] = {
 	[SOFTRC_RESP_IDLE] = "IDLE",
 	[SOFTRC_RESP_IN_SEND] = "IN_SEND",
 	[SOFTRC_RESP_IN_WRITE] = "IN_WRITE",
@@ -100,13 +100,13 @@ static const u16 softrc_credit_tab[31] = {
 	16384, 24576, 32768,
 };
 
-u32 softrc_credit_value(u8 code)
+u32 softrc_eng_credit_value(u8 code)
 {
 	return code < 31 ? softrc_credit_tab[code] : 0;
 }
 
 /* Largest code whose credit value does not exceed @wqes. */
-u8 softrc_credit_code(u32 wqes)
+u8 softrc_eng_credit_code(u32 wqes)
 {
 	u8 c = 0;
 
@@ -115,7 +115,7 @@ u8 softrc_credit_code(u32 wqes)
 	return c;
 }
 
-static u32 softrc_resp_free_wqes(const struct softrc_core_qp *qp)
+static u32 softrc_resp_free_wqes(const struct softrc_eng_qp *qp)
 {
 	u32 n = qp->resp.rq_tail - qp->resp.rq_head;
 
@@ -124,14 +124,14 @@ static u32 softrc_resp_free_wqes(const struct softrc_core_qp *qp)
 	return n;
 }
 
-static u8 softrc_resp_ack_syndrome(const struct softrc_core_qp *qp)
+static u8 softrc_resp_ack_syndrome(const struct softrc_eng_qp *qp)
 {
 	if (qp->attr.no_credits)
 		return SOFTRC_AETH_ACK | SOFTRC_AETH_CREDIT_INVALID;
-	return SOFTRC_AETH_ACK | softrc_credit_code(softrc_resp_free_wqes(qp));
+	return SOFTRC_AETH_ACK | softrc_eng_credit_code(softrc_resp_free_wqes(qp));
 }
 
-static void softrc_resp_pkt_init(struct softrc_core_qp *qp,
+static void softrc_resp_pkt_init(struct softrc_eng_qp *qp,
 				 struct softrc_pkt *pkt, u8 opcode, u32 psn)
 {
 	memset(pkt, 0, sizeof(*pkt));
@@ -145,11 +145,11 @@ static void softrc_resp_pkt_init(struct softrc_core_qp *qp,
 }
 
 /* 0, or SOFTRC_E_MEM: @pl's memory is gone and nothing was sent. */
-static int softrc_resp_xmit(struct softrc_core_qp *qp,
+static int softrc_resp_xmit(struct softrc_eng_qp *qp,
 			    const struct softrc_pkt *pkt,
-			    const struct softrc_buf *pl)
+			    const struct softrc_eng_buf *pl)
 {
-	static const struct softrc_buf none = { .kind = SOFTRC_BUF_NONE };
+	static const struct softrc_eng_buf none = { .kind = SOFTRC_BUF_NONE };
 
 	if (qp->ops->xmit(qp->ctx, pkt, pl ? pl : &none))
 		return SOFTRC_E_MEM;
@@ -157,7 +157,7 @@ static int softrc_resp_xmit(struct softrc_core_qp *qp,
 	return 0;
 }
 
-static void softrc_resp_send_aeth(struct softrc_core_qp *qp, u8 syndrome,
+static void softrc_resp_send_aeth(struct softrc_eng_qp *qp, u8 syndrome,
 				  u32 psn)
 {
 	struct softrc_pkt pkt;
@@ -173,7 +173,7 @@ static void softrc_resp_send_aeth(struct softrc_core_qp *qp, u8 syndrome,
  * operational error) for epsn, which acknowledges everything before it;
  * then ERROR.
  */
-static void softrc_resp_send_fatal(struct softrc_core_qp *qp)
+static void softrc_resp_send_fatal(struct softrc_eng_qp *qp)
 {
 	u8 nak = softrc_syndrome_value(qp->resp.fatal_held);
 
@@ -185,7 +185,7 @@ static void softrc_resp_send_fatal(struct softrc_core_qp *qp)
 	else
 		qp->cnt.rem_op_naks_sent++;
 	softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK | nak, qp->resp.epsn);
-	softrc_qp_enter_error(qp);
+	softrc_eng_enter_error(qp);
 }
 
 /*
@@ -193,9 +193,9 @@ static void softrc_resp_send_fatal(struct softrc_core_qp *qp)
  * acknowledges everything before epsn), else the coalesced ACK (it covers
  * epsn - 1). True if a packet left.
  */
-static bool softrc_resp_send_ctl(struct softrc_core_qp *qp)
+static bool softrc_resp_send_ctl(struct softrc_eng_qp *qp)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	u8 nak = resp->nak_held;
 
 	if (resp->fatal_held) {
@@ -219,9 +219,9 @@ static bool softrc_resp_send_ctl(struct softrc_core_qp *qp)
 }
 
 /* Send the coalesced ACK, if one is due, unless responses are queued. */
-void softrc_resp_flush(struct softrc_core_qp *qp)
+void softrc_eng_resp_flush(struct softrc_eng_qp *qp)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 
 	if (resp->rd_pend) {
 		resp->ack_held = resp->ack_pending || resp->nak_held ||
@@ -232,9 +232,9 @@ void softrc_resp_flush(struct softrc_core_qp *qp)
 }
 
 /* A sequence-error or RNR NAK for epsn, in PSN order. */
-static void softrc_resp_nak_epsn(struct softrc_core_qp *qp, u8 syndrome)
+static void softrc_resp_nak_epsn(struct softrc_eng_qp *qp, u8 syndrome)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 
 	resp->nak_sent = true;
 	if (resp->rd_pend) {
@@ -242,7 +242,7 @@ static void softrc_resp_nak_epsn(struct softrc_core_qp *qp, u8 syndrome)
 		resp->ack_held = true;
 		return;
 	}
-	softrc_resp_flush(qp);
+	softrc_eng_resp_flush(qp);
 	softrc_resp_send_aeth(qp, syndrome, resp->epsn);
 }
 
@@ -251,21 +251,21 @@ static void softrc_resp_nak_epsn(struct softrc_core_qp *qp, u8 syndrome)
  * or, behind queued responses, is dropped (the new response acknowledges
  * everything before it, and in order).
  */
-static void softrc_resp_ack_before(struct softrc_core_qp *qp)
+static void softrc_resp_ack_before(struct softrc_eng_qp *qp)
 {
 	if (!qp->resp.rd_pend) {
-		softrc_resp_flush(qp);
+		softrc_eng_resp_flush(qp);
 		return;
 	}
 	qp->resp.ack_pending = false;
 	qp->resp.ack_held = false;
 }
 
-static void softrc_resp_complete_recv(struct softrc_core_qp *qp, u8 status,
+static void softrc_resp_complete_recv(struct softrc_eng_qp *qp, u8 status,
 				      const struct softrc_pkt *pkt, u32 len)
 {
 	u32 slot = qp->resp.rq_head & (qp->st.rq_depth - 1);
-	struct softrc_cqe cqe;
+	struct softrc_eng_cqe cqe;
 
 	memset(&cqe, 0, sizeof(cqe));
 	cqe.wr_id = qp->st.rq[slot].wr_id;
@@ -276,6 +276,8 @@ static void softrc_resp_complete_recv(struct softrc_core_qp *qp, u8 status,
 		     SOFTRC_WC_RECV_RDMA_WITH_IMM : SOFTRC_WC_RECV;
 	if (!status) {
 		cqe.byte_len = len;
+		if (pkt->se)
+			cqe.flags |= SOFTRC_CQE_SOLICITED;
 		if (softrc_pkt_has(pkt, SOFTRC_H_IMMDT)) {
 			cqe.flags |= SOFTRC_CQE_WITH_IMM;
 			cqe.imm = pkt->imm;
@@ -289,13 +291,13 @@ static void softrc_resp_complete_recv(struct softrc_core_qp *qp, u8 status,
 	qp->ops->complete(qp->ctx, &cqe);
 }
 
-static bool softrc_resp_is_uc(const struct softrc_core_qp *qp)
+static bool softrc_resp_is_uc(const struct softrc_eng_qp *qp)
 {
 	return qp->attr.transport == SOFTRC_OPCODE_UC;
 }
 
-static void softrc_resp_write_end(struct softrc_core_qp *qp);
-static void softrc_resp_epsn_add(struct softrc_core_qp *qp, u32 n);
+static void softrc_resp_write_end(struct softrc_eng_qp *qp);
+static void softrc_resp_epsn_add(struct softrc_eng_qp *qp, u32 n);
 
 /*
  * UC (IBTA ch. 9.8.3, 9.8.4): nothing is ever NAKed or retried. The
@@ -304,9 +306,9 @@ static void softrc_resp_epsn_add(struct softrc_core_qp *qp, u32 n);
  * the packets that still belong to it are dropped in IDLE until a FIRST
  * or ONLY opens the next message.
  */
-static void softrc_resp_uc_drop(struct softrc_core_qp *qp)
+static void softrc_resp_uc_drop(struct softrc_eng_qp *qp)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 
 	qp->cnt.uc_drop_msgs++;
 	softrc_resp_write_end(qp);
@@ -322,11 +324,11 @@ static void softrc_resp_uc_drop(struct softrc_core_qp *qp)
  * the NAK is held, every later request is dropped, and ERROR comes once
  * the NAK is out.
  */
-static void softrc_resp_fail(struct softrc_core_qp *qp,
+static void softrc_resp_fail(struct softrc_eng_qp *qp,
 			     const struct softrc_pkt *pkt, u8 nak,
 			     u8 recv_status)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 
 	/*
 	 * UC: what the receiver cannot hold (too long for its WQE, memory
@@ -341,7 +343,7 @@ static void softrc_resp_fail(struct softrc_core_qp *qp,
 			if (resp->rq_head != resp->rq_tail)
 				softrc_resp_complete_recv(qp, recv_status, pkt,
 							  0);
-			softrc_qp_enter_error(qp);
+			softrc_eng_enter_error(qp);
 			return;
 		}
 		softrc_resp_uc_drop(qp);
@@ -351,7 +353,7 @@ static void softrc_resp_fail(struct softrc_core_qp *qp,
 	if (recv_status && resp->rq_head != resp->rq_tail)
 		softrc_resp_complete_recv(qp, recv_status, pkt, 0);
 	if (!resp->rd_pend)
-		softrc_resp_flush(qp);	/* the coalesced ACK first */
+		softrc_eng_resp_flush(qp);	/* the coalesced ACK first */
 	resp->fatal_held = SOFTRC_AETH_NAK | nak;
 	resp->state = SOFTRC_RESP_ERROR;
 	if (resp->rd_pend) {
@@ -365,7 +367,7 @@ static void softrc_resp_fail(struct softrc_core_qp *qp,
 }
 
 /* The open WRITE's pin is done with (LAST, RNR'd ONLY, new context). */
-static void softrc_resp_write_end(struct softrc_core_qp *qp)
+static void softrc_resp_write_end(struct softrc_eng_qp *qp)
 {
 	void *pin = qp->resp.pin;
 
@@ -378,7 +380,7 @@ static void softrc_resp_write_end(struct softrc_core_qp *qp)
  * No receive WQE: RNR NAK with our min_rnr_timer (table 45). UC has no
  * RNR: the message is dropped (IBTA ch. 9.8.4).
  */
-static void softrc_resp_rnr(struct softrc_core_qp *qp)
+static void softrc_resp_rnr(struct softrc_eng_qp *qp)
 {
 	if (softrc_resp_is_uc(qp)) {
 		qp->cnt.drop_no_recv++;
@@ -396,13 +398,13 @@ static void softrc_resp_rnr(struct softrc_core_qp *qp)
  * apply (as rxe; a zero-length WRITE with immediate would otherwise
  * complete a receive on a QP without remote write).
  */
-static bool softrc_resp_enabled(const struct softrc_core_qp *qp, u32 access)
+static bool softrc_resp_enabled(const struct softrc_eng_qp *qp, u32 access)
 {
 	return !(qp->attr.remote_deny & access);
 }
 
 /* Payload length rules per position (§9.7); false = invalid request. */
-static bool softrc_resp_len_ok(const struct softrc_core_qp *qp,
+static bool softrc_resp_len_ok(const struct softrc_eng_qp *qp,
 			       const struct softrc_pkt *pkt)
 {
 	u32 pos = pkt->op->flags & SOFTRC_OPF_POS_MASK;
@@ -416,10 +418,10 @@ static bool softrc_resp_len_ok(const struct softrc_core_qp *qp,
 }
 
 /* One request packet executed: advance, ack if asked, close at LAST. */
-static void softrc_resp_advance(struct softrc_core_qp *qp,
+static void softrc_resp_advance(struct softrc_eng_qp *qp,
 				const struct softrc_pkt *pkt)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 
 	softrc_resp_epsn_add(qp, 1);
 	if (softrc_pkt_has(pkt, SOFTRC_OPF_LAST)) {
@@ -430,12 +432,12 @@ static void softrc_resp_advance(struct softrc_core_qp *qp,
 		resp->ack_pending = true;
 }
 
-static void softrc_resp_send_data(struct softrc_core_qp *qp,
+static void softrc_resp_send_data(struct softrc_eng_qp *qp,
 				  const struct softrc_pkt *pkt, void *rx)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	u32 slot = resp->rq_head & (qp->st.rq_depth - 1);
-	struct softrc_buf dst = {
+	struct softrc_eng_buf dst = {
 		.kind = SOFTRC_BUF_RECV_WQE,
 		.slot = slot,
 		.addr = resp->offset,
@@ -479,7 +481,7 @@ static void softrc_resp_send_data(struct softrc_core_qp *qp,
 }
 
 /* SEND_FIRST / SEND_ONLY*: take the receive WQE, or RNR NAK. */
-static void softrc_resp_start_send(struct softrc_core_qp *qp,
+static void softrc_resp_start_send(struct softrc_eng_qp *qp,
 				   const struct softrc_pkt *pkt, void *rx)
 {
 	if (qp->resp.rq_head == qp->resp.rq_tail) {
@@ -492,12 +494,12 @@ static void softrc_resp_start_send(struct softrc_core_qp *qp,
 	softrc_resp_send_data(qp, pkt, rx);
 }
 
-static void softrc_resp_write_data(struct softrc_core_qp *qp,
+static void softrc_resp_write_data(struct softrc_eng_qp *qp,
 				   const struct softrc_pkt *pkt, void *rx)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	bool last = softrc_pkt_has(pkt, SOFTRC_OPF_LAST);
-	struct softrc_buf dst = {
+	struct softrc_eng_buf dst = {
 		.kind = SOFTRC_BUF_MR,
 		.rkey = resp->rkey,
 		.addr = resp->va,
@@ -536,10 +538,10 @@ static void softrc_resp_write_data(struct softrc_core_qp *qp,
 }
 
 /* RDMA_WRITE_FIRST / _ONLY*: set up the context from the RETH (§9.3.3). */
-static void softrc_resp_start_write(struct softrc_core_qp *qp,
+static void softrc_resp_start_write(struct softrc_eng_qp *qp,
 				    const struct softrc_pkt *pkt, void *rx)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 
 	/* C9-94: a message is at most 2^31 bytes */
 	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_WRITE) ||
@@ -566,13 +568,13 @@ static void softrc_resp_start_write(struct softrc_core_qp *qp,
 }
 
 /* Age of resource slot @i in allocation order: 0 oldest, nres - 1 newest. */
-static u32 softrc_resp_res_age(const struct softrc_core_qp *qp, u32 i)
+static u32 softrc_resp_res_age(const struct softrc_eng_qp *qp, u32 i)
 {
 	return (i + qp->st.nres - qp->resp.res_next) % qp->st.nres;
 }
 
 /* The response of resource @i goes out next, from PSN @psn (a FIRST). */
-static void softrc_resp_rd_seek(struct softrc_core_qp *qp, u32 i, u32 psn)
+static void softrc_resp_rd_seek(struct softrc_eng_qp *qp, u32 i, u32 psn)
 {
 	qp->resp.rd_tx = i;
 	qp->resp.rd_psn = psn;
@@ -580,9 +582,9 @@ static void softrc_resp_rd_seek(struct softrc_core_qp *qp, u32 i, u32 psn)
 }
 
 /* The response at the head of the queue is out (or abandoned). */
-static void softrc_resp_rd_next(struct softrc_core_qp *qp)
+static void softrc_resp_rd_next(struct softrc_eng_qp *qp)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	u32 i = (resp->rd_tx + 1) % qp->st.nres;
 
 	if (--resp->rd_pend)
@@ -593,9 +595,9 @@ static void softrc_resp_rd_next(struct softrc_core_qp *qp)
  * Queue resource @i from PSN @psn: a new one (the newest) or a duplicate.
  * The queue is the ring range [rd_tx, rd_tx + rd_pend), oldest first.
  */
-static void softrc_resp_rd_queue(struct softrc_core_qp *qp, u32 i, u32 psn)
+static void softrc_resp_rd_queue(struct softrc_eng_qp *qp, u32 i, u32 psn)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	u32 a, a0, end;
 
 	if (!resp->rd_pend) {
@@ -630,7 +632,7 @@ static void softrc_resp_rd_queue(struct softrc_core_qp *qp, u32 i, u32 psn)
 }
 
 /* Slot of the oldest live resource (res_live > 0). */
-static u32 softrc_resp_res_oldest(const struct softrc_core_qp *qp)
+static u32 softrc_resp_res_oldest(const struct softrc_eng_qp *qp)
 {
 	return (qp->resp.res_next + qp->st.nres - qp->resp.res_live) %
 	       qp->st.nres;
@@ -644,9 +646,9 @@ static u32 softrc_resp_res_oldest(const struct softrc_core_qp *qp)
  * still queued is abandoned (it is then at the head of the queue: the
  * queue runs oldest first over live resources).
  */
-static void softrc_resp_res_release(struct softrc_core_qp *qp)
+static void softrc_resp_res_release(struct softrc_eng_qp *qp)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	u32 i = softrc_resp_res_oldest(qp);
 
 	if (resp->rd_pend && resp->rd_tx == i)
@@ -657,17 +659,17 @@ static void softrc_resp_res_release(struct softrc_core_qp *qp)
 	resp->res_live--;
 }
 
-void softrc_resp_res_release_all(struct softrc_core_qp *qp)
+void softrc_eng_resp_res_release_all(struct softrc_eng_qp *qp)
 {
 	while (qp->resp.res_live)
 		softrc_resp_res_release(qp);
 }
 
 /* ERROR or reset: drop the WRITE context's and every resource's pin. */
-void softrc_resp_release_pins(struct softrc_core_qp *qp)
+void softrc_eng_resp_release_pins(struct softrc_eng_qp *qp)
 {
 	softrc_resp_write_end(qp);
-	softrc_resp_res_release_all(qp);
+	softrc_eng_resp_res_release_all(qp);
 }
 
 /*
@@ -681,12 +683,12 @@ void softrc_resp_release_pins(struct softrc_core_qp *qp)
  * first. The distance cannot wrap unseen: a live resource is 1..2^23
  * PSNs behind epsn, and one step adds at most 2^22.
  */
-static void softrc_resp_epsn_add(struct softrc_core_qp *qp, u32 n)
+static void softrc_resp_epsn_add(struct softrc_eng_qp *qp, u32 n)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 
 	while (resp->res_live) {
-		const struct softrc_rd_res *res =
+		const struct softrc_eng_rd_res *res =
 			&qp->st.res[softrc_resp_res_oldest(qp)];
 		u32 last = softrc_psn_add(res->psn, res->npkts - 1);
 
@@ -709,7 +711,7 @@ static void softrc_resp_epsn_add(struct softrc_core_qp *qp, u32 n)
  * abandoned: the requester is past it), as in rxe: excess that the
  * responder cannot see costs the requester its duplicates.
  */
-static bool softrc_resp_res_ok(const struct softrc_core_qp *qp)
+static bool softrc_resp_res_ok(const struct softrc_eng_qp *qp)
 {
 	if (!qp->st.nres)
 		return false;
@@ -718,9 +720,9 @@ static bool softrc_resp_res_ok(const struct softrc_core_qp *qp)
 }
 
 /* A free resource for a new READ/ATOMIC (the oldest one recycled). */
-static u32 softrc_resp_res_alloc(struct softrc_core_qp *qp)
+static u32 softrc_resp_res_alloc(struct softrc_eng_qp *qp)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	u32 i;
 
 	if (resp->res_live == qp->st.nres)
@@ -736,26 +738,26 @@ static u32 softrc_resp_res_alloc(struct softrc_core_qp *qp)
  * (queued responses abandoned, later duplicates of them dropped, as rxe
  * does); at most the storage's res_cap.
  */
-int softrc_core_set_max_dest_rd_atomic(struct softrc_core_qp *qp, u32 nres)
+int softrc_eng_set_max_dest_rd_atomic(struct softrc_eng_qp *qp, u32 nres)
 {
 	if (nres > qp->st.res_cap)
 		return SOFTRC_E_INVAL;
 	if (nres == qp->st.nres)
 		return 0;
-	softrc_resp_res_release_all(qp);
+	softrc_eng_resp_res_release_all(qp);
 	qp->resp.res_next = 0;
 	qp->st.nres = nres;
 	return 0;
 }
 
 /* READ response packets (PSNs) for @len bytes; 1 for a zero-length READ. */
-u32 softrc_read_npkts(u32 len, u32 pmtu)
+u32 softrc_eng_read_npkts(u32 len, u32 pmtu)
 {
 	return len ? (u32)(((u64)len + pmtu - 1) / pmtu) : 1;
 }
 
-static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
-				     const struct softrc_rd_res *res)
+static void softrc_resp_atomic_reply(struct softrc_eng_qp *qp,
+				     const struct softrc_eng_rd_res *res)
 {
 	struct softrc_pkt pkt;
 
@@ -768,8 +770,8 @@ static void softrc_resp_atomic_reply(struct softrc_core_qp *qp,
  * ATOMIC WRITE's and FLUSH's answer (rxe's): READ RESPONSE ONLY, AETH,
  * no payload.
  */
-static void softrc_resp_empty_reply(struct softrc_core_qp *qp,
-				    const struct softrc_rd_res *res)
+static void softrc_resp_empty_reply(struct softrc_eng_qp *qp,
+				    const struct softrc_eng_rd_res *res)
 {
 	struct softrc_pkt pkt;
 
@@ -782,24 +784,24 @@ static void softrc_resp_empty_reply(struct softrc_core_qp *qp,
  * The memory a READ (or its replay) reads is gone: NAK remote access at
  * the response PSN that could not be sent, and enter ERROR.
  */
-static void softrc_resp_read_gone(struct softrc_core_qp *qp, u32 psn)
+static void softrc_resp_read_gone(struct softrc_eng_qp *qp, u32 psn)
 {
 	qp->cnt.mem_errors++;
 	qp->cnt.rem_access_naks_sent++;
 	softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS,
 			      psn);
-	softrc_qp_enter_error(qp);
+	softrc_eng_enter_error(qp);
 }
 
 /* Send READ response packet rd_psn of resource rd_tx, advance the cursor. */
-static void softrc_resp_read_one(struct softrc_core_qp *qp,
-				 struct softrc_rd_res *res)
+static void softrc_resp_read_one(struct softrc_eng_qp *qp,
+				 struct softrc_eng_rd_res *res)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	u32 k = (u32)softrc_psn_diff(resp->rd_psn, res->psn);
 	bool first = resp->rd_psn == resp->rd_first;
 	bool last = k + 1 == res->npkts;
-	struct softrc_buf pl = { .kind = SOFTRC_BUF_MR };
+	struct softrc_eng_buf pl = { .kind = SOFTRC_BUF_MR };
 	struct softrc_pkt pkt;
 	u8 op;
 
@@ -833,11 +835,11 @@ static void softrc_resp_read_one(struct softrc_core_qp *qp,
  * consumed, the responder resource that answers it and its duplicates
  * (@orig: the value an ATOMIC read), the response sent.
  */
-static void softrc_resp_one_pkt_res(struct softrc_core_qp *qp,
+static void softrc_resp_one_pkt_res(struct softrc_eng_qp *qp,
 				    const struct softrc_pkt *pkt,
-				    enum softrc_res_type type, u64 orig)
+				    enum softrc_eng_res_type type, u64 orig)
 {
-	struct softrc_rd_res *res;
+	struct softrc_eng_rd_res *res;
 	u32 i;
 
 	qp->resp.msn = softrc_psn_add(qp->resp.msn, 1);
@@ -849,7 +851,7 @@ static void softrc_resp_one_pkt_res(struct softrc_core_qp *qp,
 	res->npkts = 1;
 	res->orig = orig;
 	softrc_resp_rd_queue(qp, i, res->psn);
-	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
+	softrc_eng_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
 
 /*
@@ -857,13 +859,13 @@ static void softrc_resp_one_pkt_res(struct softrc_core_qp *qp,
  * ACKs), then the ACK/NAK held behind them. Returns the packets sent;
  * less than @budget means the responder has nothing more queued.
  */
-u32 softrc_core_tx_resp(struct softrc_core_qp *qp, u32 budget)
+u32 softrc_eng_tx_resp(struct softrc_eng_qp *qp, u32 budget)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	u32 n = 0;
 
 	for (; n < budget && resp->rd_pend; n++) {
-		struct softrc_rd_res *res = &qp->st.res[resp->rd_tx];
+		struct softrc_eng_rd_res *res = &qp->st.res[resp->rd_tx];
 
 		if (res->type != SOFTRC_RES_READ) {
 			if (res->type == SOFTRC_RES_ATOMIC)
@@ -881,12 +883,12 @@ u32 softrc_core_tx_resp(struct softrc_core_qp *qp, u32 budget)
 	return n;
 }
 
-static void softrc_resp_read(struct softrc_core_qp *qp,
+static void softrc_resp_read(struct softrc_eng_qp *qp,
 			     const struct softrc_pkt *pkt)
 {
-	struct softrc_resp *resp = &qp->resp;
-	u32 len = pkt->dma_len, npkts = softrc_read_npkts(len, qp->attr.pmtu);
-	struct softrc_rd_res *res;
+	struct softrc_eng_resp *resp = &qp->resp;
+	u32 len = pkt->dma_len, npkts = softrc_eng_read_npkts(len, qp->attr.pmtu);
+	struct softrc_eng_rd_res *res;
 	void *pin = NULL;
 	u32 i;
 
@@ -915,10 +917,10 @@ static void softrc_resp_read(struct softrc_core_qp *qp,
 	res->len = len;
 	res->pin = pin;
 	softrc_resp_rd_queue(qp, i, res->psn);
-	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
+	softrc_eng_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
 
-static void softrc_resp_atomic(struct softrc_core_qp *qp,
+static void softrc_resp_atomic(struct softrc_eng_qp *qp,
 			       const struct softrc_pkt *pkt)
 {
 	void *pin = NULL;
@@ -954,7 +956,7 @@ static void softrc_resp_atomic(struct softrc_core_qp *qp,
  * checked for remote write on the word, else remote access; the store,
  * then the resource that answers it (and its duplicates).
  */
-static void softrc_resp_atomic_write(struct softrc_core_qp *qp,
+static void softrc_resp_atomic_write(struct softrc_eng_qp *qp,
 				     const struct softrc_pkt *pkt, void *rx)
 {
 	void *pin = NULL;
@@ -1001,7 +1003,7 @@ static u32 softrc_flush_access(u8 type)
  * remote access; the flush, then the resource that answers it (and its
  * duplicates).
  */
-static void softrc_resp_flush_req(struct softrc_core_qp *qp,
+static void softrc_resp_flush_req(struct softrc_eng_qp *qp,
 				  const struct softrc_pkt *pkt)
 {
 	u32 access = softrc_flush_access(pkt->flush_type);
@@ -1030,7 +1032,7 @@ static void softrc_resp_flush_req(struct softrc_core_qp *qp,
 }
 
 /* IDLE: only a FIRST or ONLY may open a message. */
-static void softrc_resp_step_idle(struct softrc_core_qp *qp,
+static void softrc_resp_step_idle(struct softrc_eng_qp *qp,
 				  const struct softrc_pkt *pkt, void *rx)
 {
 	u32 flags = pkt->op->flags;
@@ -1065,7 +1067,7 @@ static void softrc_resp_step_idle(struct softrc_core_qp *qp,
  * message and starts the new one; anything else just drops it. False
  * for RC.
  */
-static bool softrc_resp_uc_restart(struct softrc_core_qp *qp,
+static bool softrc_resp_uc_restart(struct softrc_eng_qp *qp,
 				   const struct softrc_pkt *pkt, void *rx)
 {
 	if (!softrc_resp_is_uc(qp))
@@ -1076,7 +1078,7 @@ static bool softrc_resp_uc_restart(struct softrc_core_qp *qp,
 }
 
 /* IN_SEND: SEND_MIDDLE or SEND_LAST* of the open message. */
-static void softrc_resp_step_send(struct softrc_core_qp *qp,
+static void softrc_resp_step_send(struct softrc_eng_qp *qp,
 				  const struct softrc_pkt *pkt, void *rx)
 {
 	u32 flags = pkt->op->flags;
@@ -1092,7 +1094,7 @@ static void softrc_resp_step_send(struct softrc_core_qp *qp,
 }
 
 /* IN_WRITE: RDMA_WRITE_MIDDLE or _LAST* of the open message. */
-static void softrc_resp_step_write(struct softrc_core_qp *qp,
+static void softrc_resp_step_write(struct softrc_eng_qp *qp,
 				   const struct softrc_pkt *pkt, void *rx)
 {
 	u32 flags = pkt->op->flags;
@@ -1106,13 +1108,13 @@ static void softrc_resp_step_write(struct softrc_core_qp *qp,
 	softrc_resp_write_data(qp, pkt, rx);
 }
 
-static void softrc_resp_step_error(struct softrc_core_qp *qp,
+static void softrc_resp_step_error(struct softrc_eng_qp *qp,
 				   const struct softrc_pkt *pkt, void *rx)
 {
 	qp->cnt.drop_state++;
 }
 
-static void (*const softrc_resp_step[SOFTRC_RESP_NR])(struct softrc_core_qp *,
+static void (*const softrc_resp_step[SOFTRC_RESP_NR])(struct softrc_eng_qp *,
 						       const struct softrc_pkt *,
 						       void *) = {
 	[SOFTRC_RESP_IDLE] = softrc_resp_step_idle,
@@ -1121,8 +1123,8 @@ static void (*const softrc_resp_step[SOFTRC_RESP_NR])(struct softrc_core_qp *,
 	[SOFTRC_RESP_ERROR] = softrc_resp_step_error,
 };
 
-void softrc_resp_invalid(struct softrc_core_qp *qp,
-			 const struct softrc_pkt *pkt)
+void softrc_eng_resp_invalid(struct softrc_eng_qp *qp,
+			     const struct softrc_pkt *pkt)
 {
 	if (qp->resp.fatal_held)
 		return;		/* a fatal NAK is on its way already */
@@ -1135,13 +1137,13 @@ void softrc_resp_invalid(struct softrc_core_qp *qp,
  * The live resource holding @psn, newest first (live resources never
  * overlap: each covers PSNs of the current cycle only).
  */
-static struct softrc_rd_res *softrc_resp_res_find(struct softrc_core_qp *qp,
-						  u8 type, u32 psn)
+static struct softrc_eng_rd_res *softrc_resp_res_find(struct softrc_eng_qp *qp,
+						      u8 type, u32 psn)
 {
 	u32 k, nres = qp->st.nres;
 
 	for (k = 1; k <= qp->resp.res_live; k++) {
-		struct softrc_rd_res *res =
+		struct softrc_eng_rd_res *res =
 			&qp->st.res[(qp->resp.res_next + nres - k) % nres];
 
 		if (res->type == type && softrc_psn_in(psn, res->psn, res->npkts))
@@ -1151,11 +1153,11 @@ static struct softrc_rd_res *softrc_resp_res_find(struct softrc_core_qp *qp,
 }
 
 /* A request below the expected PSN: a duplicate (§9.7.2). */
-static void softrc_resp_duplicate(struct softrc_core_qp *qp,
+static void softrc_resp_duplicate(struct softrc_eng_qp *qp,
 				  const struct softrc_pkt *pkt)
 {
 	u32 flags = pkt->op->flags;
-	struct softrc_rd_res *res;
+	struct softrc_eng_rd_res *res;
 
 	qp->cnt.dup_requests++;
 	if (flags & (SOFTRC_OPF_SEND | SOFTRC_OPF_WRITE)) {
@@ -1181,13 +1183,13 @@ static void softrc_resp_duplicate(struct softrc_core_qp *qp,
 	else
 		qp->cnt.dup_reads++;	/* memory is read again at transmit */
 	softrc_resp_rd_queue(qp, (u32)(res - qp->st.res), pkt->psn);
-	softrc_core_tx_resp(qp, SOFTRC_RESP_INLINE);
+	softrc_eng_tx_resp(qp, SOFTRC_RESP_INLINE);
 }
 
-void softrc_resp_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
-		    void *rx)
+void softrc_eng_resp_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
+			void *rx)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 
 	if (resp->fatal_held) {
 		qp->cnt.drop_state++;	/* ERROR once the held NAK is out */

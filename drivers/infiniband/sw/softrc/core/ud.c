@@ -5,7 +5,7 @@
  *
  * Context: as the rest of the engine: called with the QP lock held by the
  * glue, softirq or process context; never sleeps. Touches the struct
- * softrc_core_qp, its rings and qp->ops.
+ * softrc_eng_qp, its rings and qp->ops.
  *
  * A UD message is one packet: SEND ONLY, with or without immediate data,
  * and a DETH (IBTA Vol 1 §9.2.1, §9.3.3). There is no connection, so no
@@ -24,22 +24,22 @@
  *    length error and the QP stays usable: one oversized datagram from
  *    anywhere must not take a GSI QP down.
  */
-#include "qp.h"
+#include "internal.h"
 
 /* The Q_Key a send uses: the QP's own when the WR's has bit 31 set. */
-static u32 softrc_ud_qkey(const struct softrc_core_qp *qp,
-			  const struct softrc_send_wr *wr)
+static u32 softrc_ud_qkey(const struct softrc_eng_qp *qp,
+			  const struct softrc_eng_send_wr *wr)
 {
 	return (wr->qkey & BIT(31)) ? qp->attr.qkey : wr->qkey;
 }
 
 /* Send the head WQE's message. Return: its completion status. */
-static u8 softrc_ud_send(struct softrc_core_qp *qp, struct softrc_send_wqe *w,
+static u8 softrc_ud_send(struct softrc_eng_qp *qp, struct softrc_eng_send_wqe *w,
 			 u32 slot)
 {
-	const struct softrc_send_wr *wr = &w->wr;
+	const struct softrc_eng_send_wr *wr = &w->wr;
 	bool imm = wr->opcode == SOFTRC_WR_SEND_WITH_IMM;
-	struct softrc_buf payload = {
+	struct softrc_eng_buf payload = {
 		.kind = SOFTRC_BUF_SEND_WQE,
 		.slot = slot,
 		.len = wr->length,
@@ -73,20 +73,20 @@ static u8 softrc_ud_send(struct softrc_core_qp *qp, struct softrc_send_wqe *w,
 }
 
 /**
- * softrc_ud_tx() - send queued UD messages
+ * softrc_eng_ud_tx() - send queued UD messages
  * @qp:		a UD QP in RTS (or SQD: then none, as UD has nothing in flight)
  * @budget:	most messages to send
  *
  * Return: messages sent (or failed); @budget means there may be more.
  */
-u32 softrc_ud_tx(struct softrc_core_qp *qp, u32 budget)
+u32 softrc_eng_ud_tx(struct softrc_eng_qp *qp, u32 budget)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 	u32 n;
 
 	for (n = 0; n < budget && req->head != req->tail && !req->drain; n++) {
 		u32 slot = softrc_sq_slot(qp, req->head);
-		struct softrc_send_wqe *w = softrc_sq_wqe(qp, req->head);
+		struct softrc_eng_send_wqe *w = softrc_sq_wqe(qp, req->head);
 		u8 status = softrc_ud_send(qp, w, slot);
 
 		w->state = SOFTRC_WQE_DONE;
@@ -94,9 +94,9 @@ u32 softrc_ud_tx(struct softrc_core_qp *qp, u32 budget)
 		req->cur = req->head;
 		if (!status && !(w->wr.send_flags & SOFTRC_SEND_SIGNALED))
 			continue;
-		softrc_comp_send_cqe(qp, w, slot, status);
+		softrc_eng_comp_send_cqe(qp, w, slot, status);
 		if (status) {
-			softrc_qp_enter_error(qp);
+			softrc_eng_enter_error(qp);
 			return n + 1;
 		}
 	}
@@ -104,18 +104,18 @@ u32 softrc_ud_tx(struct softrc_core_qp *qp, u32 budget)
 }
 
 /**
- * softrc_ud_rx() - one UD packet the glue matched to @qp
+ * softrc_eng_ud_rx() - one UD packet the glue matched to @qp
  * @qp:		a UD QP in RTR, RTS or SQD, not in ERROR
  * @pkt:	the parsed packet (UD SEND ONLY, with its DETH)
  * @rx:		the glue's receive context, handed back to ops->place*
  */
-void softrc_ud_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
-		  void *rx)
+void softrc_eng_ud_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
+		      void *rx)
 {
-	struct softrc_resp *resp = &qp->resp;
+	struct softrc_eng_resp *resp = &qp->resp;
 	u32 len = SOFTRC_GRH_BYTES + pkt->payload_len;
-	struct softrc_buf dst = { .kind = SOFTRC_BUF_RECV_WQE };
-	struct softrc_cqe cqe;
+	struct softrc_eng_buf dst = { .kind = SOFTRC_BUF_RECV_WQE };
+	struct softrc_eng_cqe cqe;
 	u32 slot;
 
 	if (resp->rq_head == resp->rq_tail) {
@@ -151,7 +151,10 @@ void softrc_ud_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 	} else {
 		cqe.byte_len = len;
 		cqe.flags |= SOFTRC_CQE_GRH;
+		if (pkt->se)
+			cqe.flags |= SOFTRC_CQE_SOLICITED;
 		cqe.src_qp = pkt->sqpn;
+		cqe.rx = rx;
 		if (softrc_pkt_has(pkt, SOFTRC_H_IMMDT)) {
 			cqe.flags |= SOFTRC_CQE_WITH_IMM;
 			cqe.imm = pkt->imm;

@@ -1,32 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The engine's callbacks (struct softrc_core_ops): packets out, memory
+ * The engine's callbacks (struct softrc_eng_ops): packets out, memory
  * checks and payload placement, atomics, invalidation, completions,
  * timers and the ERROR transition.
  *
  * Context: every callback runs inside an engine call, so with qp->lock
  * held (asserted), in process context with BH off or in softirq; none
- * sleeps. The receive context @rx is a struct softrc_rx (net.c) naming
- * the sk_buff being processed.
+ * sleeps. The receive context @rx is the struct softrc_rx (rx.h) of the
+ * packet being processed; ops->complete finds it in the CQE (cqe->rx) of
+ * a receive that a packet completed with a GRH.
  *
- * Touches: MRs and MWs through mr.h (R_Key checks that return pins,
+ * Touches: MRs and MWs (mr.h, mw.h, mem.h: R_Key checks that return pins,
  * accesses through the pins the engine or the shadows hold, invalidate,
  * bind; memory references dropped before returning), the QP's
  * send/receive shadows,
  * its pending-completion queue (handed to the CQs after the lock is
- * dropped), its timers, and the transmit path of net.c. Tracepoints
+ * dropped), its timers, and the transmit path of tx.c. Tracepoints
  * (trace.h): pkt_tx, nak_tx, complete, qp_state (transport error),
  * retransmit, rnr_wait and timer_expire.
  */
-#include <linux/highmem.h>
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <net/ip.h>
 
 #include "qp.h"
-#include "net.h"
+#include "timers.h"
+#include "post.h"
+#include "wr.h"
+#include "deliver.h"
+#include "engine_ops.h"
+#include "rx.h"
+#include "tx.h"
+#include "copy.h"
 #include "mr.h"
-#include "core/icrc.h"
+#include "mw.h"
+#include "mem.h"
+#include "core/engine.h"
 #include "trace.h"
 
 static struct softrc_qp *softrc_glue_qp(void *ctx)
@@ -179,7 +188,7 @@ static int softrc_glue_sge_io(struct softrc_qp *qp, const struct ib_sge *sge,
  * Fill @dst with the payload the engine names (TX). -EFAULT: its memory
  * went away since the check (the engine fails the message).
  */
-int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
+int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_eng_buf *pl, u8 *dst)
 {
 	struct softrc_sq_shadow *sh;
 	struct softrc_mr *mr;
@@ -212,7 +221,7 @@ int softrc_glue_fill(struct softrc_qp *qp, const struct softrc_buf *pl, u8 *dst)
 }
 
 /* May @pl go out as MR page fragments? (user memory, not inline) */
-bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_buf *pl)
+bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_eng_buf *pl)
 {
 	if (pl->kind == SOFTRC_BUF_MR)
 		return qp->is_user;
@@ -222,19 +231,18 @@ bool softrc_glue_can_frag(struct softrc_qp *qp, const struct softrc_buf *pl)
 
 /*
  * Attach @len bytes at @va of @mr (entered: a memory reference held) as
- * fragments, continuing @crc. Only a user MR's pinned pages: never a DMA
- * or fast-register MR's kernel addresses. The pages are shared with user
+ * fragments. Only a user MR's pinned pages: never a DMA or
+ * fast-register MR's kernel addresses. The pages are shared with user
  * space, which may write them at any time (SKBFL_SHARED_FRAG warns
  * in-place writers further down).
  */
 static int softrc_glue_frag_range(struct softrc_mr *mr, u64 va, u32 len,
-				  struct sk_buff *skb, u32 *crc)
+				  struct sk_buff *skb)
 {
 	struct skb_shared_info *sh = skb_shinfo(skb);
 	struct page *page;
 	u32 off, n;
 	int err;
-	u8 *p;
 
 	if (mr->is_dma || mr->is_fast || !mr->pages)
 		return -E2BIG;		/* copy instead */
@@ -247,9 +255,6 @@ static int softrc_glue_frag_range(struct softrc_mr *mr, u64 va, u32 len,
 		if (err)
 			return -EFAULT;
 		n = min(n, len);
-		p = kmap_local_page(page);
-		*crc = softrc_net_crc(*crc, p + off, n);
-		kunmap_local(p);
 		get_page(page);
 		skb_fill_page_desc(skb, sh->nr_frags, page, off, n);
 		skb->len += n;
@@ -263,13 +268,13 @@ static int softrc_glue_frag_range(struct softrc_mr *mr, u64 va, u32 len,
 
 /*
  * TX without a copy: attach the payload @pl names as page fragments of
- * its MRs (through the pins the check or the post took) and continue the
- * ICRC @crc over it. -E2BIG if it needs more fragments than an skb has
- * or is not user memory (the caller copies instead); -EFAULT if the
- * memory went away.
+ * its MRs (through the pins the check or the post took); the ICRC is
+ * computed over the finished skb (icrc_skb.c). -E2BIG if it needs more
+ * fragments than an skb has or is not user memory (the caller copies
+ * instead); -EFAULT if the memory went away.
  */
-int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
-		      struct sk_buff *skb, u32 *crc)
+int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_eng_buf *pl,
+		      struct sk_buff *skb)
 {
 	struct softrc_sge_cursor c;
 	struct softrc_mr *mr;
@@ -281,7 +286,7 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 		mr = softrc_pin_enter(pl->pin);
 		if (!mr)
 			return -EFAULT;
-		err = softrc_glue_frag_range(mr, pl->addr, pl->len, skb, crc);
+		err = softrc_glue_frag_range(mr, pl->addr, pl->len, skb);
 		softrc_mr_put(mr);
 		return err;
 	}
@@ -292,7 +297,7 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 		/* user SGEs are always pinned (zero-copy is user QPs only) */
 		if (!mr || !softrc_mr_enter(mr))
 			return -EFAULT;
-		err = softrc_glue_frag_range(mr, va, n, skb, crc);
+		err = softrc_glue_frag_range(mr, va, n, skb);
 		softrc_mr_put(mr);
 		if (err)
 			return err;
@@ -303,7 +308,7 @@ int softrc_glue_frags(struct softrc_qp *qp, const struct softrc_buf *pl,
 /* ---- the callbacks ------------------------------------------------- */
 
 static int softrc_glue_xmit(void *ctx, const struct softrc_pkt *pkt,
-			    const struct softrc_buf *payload)
+			    const struct softrc_eng_buf *payload)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
 
@@ -347,7 +352,7 @@ static void softrc_glue_key_put(void *ctx, void *pin)
  * is computed afresh: the consumer verifies it to tell IPv4 from IPv6,
  * and a packet of the self path never had one.
  */
-static int softrc_glue_place_grh(void *ctx, const struct softrc_buf *dst,
+static int softrc_glue_place_grh(void *ctx, const struct softrc_eng_buf *dst,
 				 void *rx)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
@@ -373,7 +378,7 @@ static int softrc_glue_place_grh(void *ctx, const struct softrc_buf *dst,
 	return SOFTRC_E_MEM;
 }
 
-static int softrc_glue_place(void *ctx, const struct softrc_buf *dst,
+static int softrc_glue_place(void *ctx, const struct softrc_eng_buf *dst,
 			     void *rx, u32 pkt_off)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
@@ -562,9 +567,15 @@ static u8 softrc_glue_wc_opcode(u8 opcode)
 	return opcode == SOFTRC_WC_REG_MR ? IB_WC_REG_MR : opcode;
 }
 
-static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
+/*
+ * A receive completion with a GRH takes the IP family and VLAN from the
+ * receive context of the packet that completed it (cqe->rx); the engine
+ * marks a solicited one.
+ */
+static void softrc_glue_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 {
 	struct softrc_qp *qp = softrc_glue_qp(ctx);
+	const struct softrc_rx *rx = cqe->rx;
 	struct softrc_pwc e = {
 		.wr_id = cqe->wr_id,
 		.status = cqe->status,
@@ -582,15 +593,15 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 		if (test_bit(cqe->slot, qp->rq_bad) &&
 		    cqe->status == IB_WC_LOC_LEN_ERR)
 			e.status = IB_WC_LOC_PROT_ERR;
-		if (qp->rx_se && cqe->status == IB_WC_SUCCESS)
+		if (cqe->flags & SOFTRC_CQE_SOLICITED)
 			e.flags |= SOFTRC_PWC_SOLICITED;
 		if (cqe->flags & SOFTRC_CQE_GRH) {
 			e.flags |= SOFTRC_PWC_GRH;
-			if (qp->rx_ipv6)
+			if (rx && rx->ipv6)
 				e.flags |= SOFTRC_PWC_IPV6;
-			if (qp->rx_vlan != 0xffff) {
+			if (rx && rx->vlan != 0xffff) {
 				e.flags |= SOFTRC_PWC_VLAN;
-				e.vlan_id = qp->rx_vlan;
+				e.vlan_id = rx->vlan;
 			}
 			e.src_qp = cqe->src_qp;
 		}
@@ -619,7 +630,7 @@ static void softrc_glue_complete(void *ctx, const struct softrc_cqe *cqe)
 	softrc_qp_push_wc(qp, &e);
 }
 
-static void softrc_glue_timer(void *ctx, enum softrc_timer_id id, u64 deadline)
+static void softrc_glue_timer(void *ctx, enum softrc_eng_timer_id id, u64 deadline)
 {
 	softrc_timers_arm(softrc_glue_qp(ctx), id, deadline);
 }
@@ -646,7 +657,7 @@ static void softrc_glue_qp_error(void *ctx)
 }
 
 static void softrc_glue_retransmit(void *ctx, u32 psn,
-				   enum softrc_retry_reason why)
+				   enum softrc_eng_retry_reason why)
 {
 	trace_softrc_retransmit(softrc_glue_qp(ctx), psn, why);
 }
@@ -656,12 +667,12 @@ static void softrc_glue_rnr_wait(void *ctx, u32 psn, u64 wait_ns)
 	trace_softrc_rnr_wait(softrc_glue_qp(ctx), psn, wait_ns);
 }
 
-static void softrc_glue_timer_expired(void *ctx, enum softrc_timer_id id)
+static void softrc_glue_timer_expired(void *ctx, enum softrc_eng_timer_id id)
 {
 	trace_softrc_timer_expire(softrc_glue_qp(ctx), id);
 }
 
-const struct softrc_core_ops softrc_glue_ops = {
+const struct softrc_eng_ops softrc_glue_ops = {
 	.xmit = softrc_glue_xmit,
 	.mr_check = softrc_glue_mr_check,
 	.key_put = softrc_glue_key_put,

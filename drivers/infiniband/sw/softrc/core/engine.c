@@ -6,19 +6,27 @@
  * packet dispatch, timers, the ERROR transition and its flush.
  *
  * Context: called with the QP lock held by the glue; softirq or process
- * context; never sleeps. Touches the struct softrc_core_qp and the rings
+ * context; never sleeps. Touches the struct softrc_eng_qp and the rings
  * the caller provided; everything else goes through qp->ops.
  */
-#include "qp.h"
+#include "internal.h"
 
 #define SOFTRC__CNT_NAME(n) #n,
-const char *const softrc_core_counter_names[] = {
+const char *const softrc_eng_counter_names[] = {
 	SOFTRC_CORE_COUNTERS(SOFTRC__CNT_NAME)
 };
 
 #undef SOFTRC__CNT_NAME
 
-const char *const softrc_qp_state_names[SOFTRC_QPS_NR] = {
+/* softrc_eng_counter_values() reads them as an array */
+static_assert(sizeof(struct softrc_eng_counters) ==
+	      SOFTRC_CORE_NR_COUNTERS * sizeof(u64));
+/* softrc_eng_init() clears all but the counters: they come last */
+static_assert(offsetof(struct softrc_eng_qp, cnt) +
+	      sizeof(struct softrc_eng_counters) ==
+	      sizeof(struct softrc_eng_qp));
+
+const char *const softrc_eng_state_names[SOFTRC_QPS_NR] = {
 	[SOFTRC_QPS_RTS] = "RTS",
 	[SOFTRC_QPS_ERROR] = "ERROR",
 };
@@ -33,10 +41,10 @@ static bool softrc_pmtu_ok(u32 pmtu)
 	return pmtu >= 256 && pmtu <= 4096 && softrc_pow2(pmtu);
 }
 
-int softrc_core_qp_init(struct softrc_core_qp *qp,
-			const struct softrc_core_ops *ops, void *ctx,
-			const struct softrc_core_attr *attr,
-			const struct softrc_core_storage *st)
+int softrc_eng_init(struct softrc_eng_qp *qp,
+		    const struct softrc_eng_ops *ops, void *ctx,
+			const struct softrc_eng_attr *attr,
+			const struct softrc_eng_storage *st)
 {
 	u32 res_cap = st->res_cap ? st->res_cap : st->nres;
 
@@ -50,7 +58,7 @@ int softrc_core_qp_init(struct softrc_core_qp *qp,
 		return SOFTRC_E_INVAL;
 
 	/* everything but the counters, which carry on across a reset */
-	memset(qp, 0, offsetof(struct softrc_core_qp, cnt));
+	memset(qp, 0, offsetof(struct softrc_eng_qp, cnt));
 	qp->ops = ops;
 	qp->ctx = ctx;
 	qp->attr = *attr;
@@ -78,8 +86,8 @@ int softrc_core_qp_init(struct softrc_core_qp *qp,
 	return 0;
 }
 
-static int softrc_check_wr(const struct softrc_core_qp *qp,
-			   const struct softrc_send_wr *wr)
+static int softrc_check_wr(const struct softrc_eng_qp *qp,
+			   const struct softrc_eng_send_wr *wr)
 {
 	/* UD sends messages only; one above the PMTU fails in SQ order */
 	if (qp->attr.transport == SOFTRC_OPCODE_UD)
@@ -135,15 +143,15 @@ static int softrc_check_wr(const struct softrc_core_qp *qp,
 	if (wr->length > SOFTRC_MAX_MSG_LEN)
 		return SOFTRC_E_INVAL;
 	if (wr->opcode == SOFTRC_WR_RDMA_READ &&
-	    softrc_read_npkts(wr->length, qp->attr.pmtu) > SOFTRC_READ_MAX_PSNS)
+	    softrc_eng_read_npkts(wr->length, qp->attr.pmtu) > SOFTRC_READ_MAX_PSNS)
 		return SOFTRC_E_INVAL;
 	return 0;
 }
 
-int softrc_core_post_send(struct softrc_core_qp *qp,
-			  const struct softrc_send_wr *wr)
+int softrc_eng_post_send(struct softrc_eng_qp *qp,
+			 const struct softrc_eng_send_wr *wr)
 {
-	struct softrc_send_wqe *w;
+	struct softrc_eng_send_wqe *w;
 	int err;
 
 	if (qp->state == SOFTRC_QPS_ERROR)
@@ -153,7 +161,7 @@ int softrc_core_post_send(struct softrc_core_qp *qp,
 		return err;
 	/* a READ's response PSNs must fit below the window (req.c) */
 	if (wr->opcode == SOFTRC_WR_RDMA_READ &&
-	    softrc_wqe_npkts(wr, qp->attr.pmtu) > SOFTRC_REQ_MAX_SPAN)
+	    softrc_eng_wqe_npkts(wr, qp->attr.pmtu) > SOFTRC_REQ_MAX_SPAN)
 		return SOFTRC_E_INVAL;
 	if (qp->req.tail - qp->req.head >= qp->st.sq_depth)
 		return SOFTRC_E_FULL;
@@ -165,15 +173,15 @@ int softrc_core_post_send(struct softrc_core_qp *qp,
 	if (!softrc_wr_is_local(wr->opcode)) {
 		/* only messages count in the MSN (C9-147/148) */
 		w->ssn = qp->req.next_ssn;
-		w->npkts = softrc_wqe_npkts(wr, qp->attr.pmtu);
+		w->npkts = softrc_eng_wqe_npkts(wr, qp->attr.pmtu);
 		qp->req.next_ssn = softrc_psn_add(qp->req.next_ssn, 1);
 	}
 	return softrc_sq_slot(qp, qp->req.tail++);
 }
 
-int softrc_core_post_recv(struct softrc_core_qp *qp, u64 wr_id, u32 length)
+int softrc_eng_post_recv(struct softrc_eng_qp *qp, u64 wr_id, u32 length)
 {
-	struct softrc_recv_wqe *r;
+	struct softrc_eng_recv_wqe *r;
 	u32 idx = qp->resp.rq_tail;
 
 	if (qp->state == SOFTRC_QPS_ERROR)
@@ -187,8 +195,8 @@ int softrc_core_post_recv(struct softrc_core_qp *qp, u64 wr_id, u32 length)
 	return idx & (qp->st.rq_depth - 1);
 }
 
-void softrc_core_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
-		    void *rx, u64 now)
+void softrc_eng_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
+		   void *rx, u64 now)
 {
 	qp->cnt.rx_pkts++;
 	if (qp->state == SOFTRC_QPS_ERROR) {
@@ -196,11 +204,11 @@ void softrc_core_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
 		return;
 	}
 	if (qp->attr.transport == SOFTRC_OPCODE_UD)
-		softrc_ud_rx(qp, pkt, rx);
+		softrc_eng_ud_rx(qp, pkt, rx);
 	else if (softrc_pkt_has(pkt, SOFTRC_OPF_REQ))
-		softrc_resp_rx(qp, pkt, rx);
+		softrc_eng_resp_rx(qp, pkt, rx);
 	else
-		softrc_comp_rx(qp, pkt, rx, now);
+		softrc_eng_comp_rx(qp, pkt, rx, now);
 }
 
 /*
@@ -208,8 +216,8 @@ void softrc_core_rx(struct softrc_core_qp *qp, const struct softrc_pkt *pkt,
  * request at the expected PSN is an invalid request (NAK, ERROR); any
  * other is dropped.
  */
-void softrc_core_rx_invalid(struct softrc_core_qp *qp,
-			    const struct softrc_pkt *pkt)
+void softrc_eng_rx_invalid(struct softrc_eng_qp *qp,
+			   const struct softrc_pkt *pkt)
 {
 	qp->cnt.rx_pkts++;
 	qp->cnt.drop_malformed++;
@@ -218,17 +226,17 @@ void softrc_core_rx_invalid(struct softrc_core_qp *qp,
 	    !softrc_pkt_has(pkt, SOFTRC_OPF_REQ) ||
 	    pkt->psn != qp->resp.epsn)
 		return;
-	softrc_resp_invalid(qp, pkt);
+	softrc_eng_resp_invalid(qp, pkt);
 }
 
-void softrc_core_rx_flush(struct softrc_core_qp *qp)
+void softrc_eng_rx_flush(struct softrc_eng_qp *qp)
 {
 	if (qp->state != SOFTRC_QPS_ERROR)
-		softrc_resp_flush(qp);
+		softrc_eng_resp_flush(qp);
 }
 
-void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
-			 u64 deadline)
+void softrc_eng_timer_set(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
+			  u64 deadline)
 {
 	if (qp->req.deadline[id] == deadline)
 		return;
@@ -236,11 +244,11 @@ void softrc_qp_timer_set(struct softrc_core_qp *qp, enum softrc_timer_id id,
 	qp->ops->timer(qp->ctx, id, deadline);
 }
 
-static void softrc_retry_fired(struct softrc_core_qp *qp, u64 now);
-static void softrc_rnr_fired(struct softrc_core_qp *qp, u64 now);
+static void softrc_retry_fired(struct softrc_eng_qp *qp, u64 now);
+static void softrc_rnr_fired(struct softrc_eng_qp *qp, u64 now);
 
-void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
-		       u64 now)
+void softrc_eng_timer(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
+		      u64 now)
 {
 	u64 deadline = qp->req.deadline[id];
 
@@ -261,54 +269,57 @@ void softrc_core_timer(struct softrc_core_qp *qp, enum softrc_timer_id id,
 }
 
 /* Local ACK timeout: back to the oldest unacknowledged PSN (§9.7.6.1.3). */
-static void softrc_retry_fired(struct softrc_core_qp *qp, u64 now)
+static void softrc_retry_fired(struct softrc_eng_qp *qp, u64 now)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
+	u64 dur;
 
 	if (req->una == req->psn_next || req->state != SOFTRC_REQ_READY)
 		return;
 	qp->cnt.timeouts++;
 	if (!req->retry_left) {
-		softrc_comp_fail_at(qp, req->una, SOFTRC_WC_RETRY_EXC_ERR);
+		softrc_eng_comp_fail_at(qp, req->una, SOFTRC_WC_RETRY_EXC_ERR);
 		return;
 	}
 	req->retry_left--;
 	req->gbn_active = false;
-	softrc_req_retransmit(qp, req->una, SOFTRC_RETRY_timeout);
-	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
-			    softrc_req_deadline(qp, now,
-						softrc_ack_timeout_ns(qp->attr.timeout)));
+	softrc_eng_req_retransmit(qp, req->una, SOFTRC_RETRY_timeout);
+	dur = softrc_eng_ack_timeout_ns(qp->attr.timeout);
+	softrc_eng_timer_set(qp, SOFTRC_TIMER_RETRY,
+			     softrc_eng_req_deadline(qp, now, dur));
 }
 
 /* RNR back-off over: resend from the RNR NAK's PSN. */
-static void softrc_rnr_fired(struct softrc_core_qp *qp, u64 now)
+static void softrc_rnr_fired(struct softrc_eng_qp *qp, u64 now)
 {
-	struct softrc_req *req = &qp->req;
+	struct softrc_eng_req *req = &qp->req;
 	u32 psn = req->rnr_psn;
+	u64 dur;
 
 	if (req->state != SOFTRC_REQ_RNR_WAIT)
 		return;
 	req->state = SOFTRC_REQ_READY;
 	if (softrc_psn_lt(psn, req->una))
 		psn = req->una;
-	softrc_req_retransmit(qp, psn, SOFTRC_RETRY_rnr);
-	if (req->una != req->psn_next && qp->attr.timeout)
-		softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY,
-				    softrc_req_deadline(qp, now,
-							softrc_ack_timeout_ns(qp->attr.timeout)));
+	softrc_eng_req_retransmit(qp, psn, SOFTRC_RETRY_rnr);
+	if (req->una != req->psn_next && qp->attr.timeout) {
+		dur = softrc_eng_ack_timeout_ns(qp->attr.timeout);
+		softrc_eng_timer_set(qp, SOFTRC_TIMER_RETRY,
+				     softrc_eng_req_deadline(qp, now, dur));
+	}
 }
 
-static void softrc_flush_sq(struct softrc_core_qp *qp)
+static void softrc_flush_sq(struct softrc_eng_qp *qp)
 {
-	struct softrc_cqe cqe;
+	struct softrc_eng_cqe cqe;
 
 	while (qp->req.head != qp->req.tail) {
-		struct softrc_send_wqe *w = softrc_sq_wqe(qp, qp->req.head);
+		struct softrc_eng_send_wqe *w = softrc_sq_wqe(qp, qp->req.head);
 
 		memset(&cqe, 0, sizeof(cqe));
 		cqe.wr_id = w->wr.wr_id;
 		cqe.status = SOFTRC_WC_WR_FLUSH_ERR;
-		cqe.opcode = softrc_wc_opcode_of(w->wr.opcode);
+		cqe.opcode = softrc_eng_wc_opcode_of(w->wr.opcode);
 		cqe.slot = softrc_sq_slot(qp, qp->req.head);
 		qp->req.head++;
 		qp->ops->complete(qp->ctx, &cqe);
@@ -316,9 +327,9 @@ static void softrc_flush_sq(struct softrc_core_qp *qp)
 	qp->req.cur = qp->req.head;
 }
 
-static void softrc_flush_rq(struct softrc_core_qp *qp)
+static void softrc_flush_rq(struct softrc_eng_qp *qp)
 {
-	struct softrc_cqe cqe;
+	struct softrc_eng_cqe cqe;
 
 	while (qp->resp.rq_head != qp->resp.rq_tail) {
 		u32 slot = qp->resp.rq_head & (qp->st.rq_depth - 1);
@@ -334,7 +345,7 @@ static void softrc_flush_rq(struct softrc_core_qp *qp)
 	}
 }
 
-void softrc_qp_enter_error(struct softrc_core_qp *qp)
+void softrc_eng_enter_error(struct softrc_eng_qp *qp)
 {
 	if (qp->state == SOFTRC_QPS_ERROR)
 		return;
@@ -346,39 +357,39 @@ void softrc_qp_enter_error(struct softrc_core_qp *qp)
 	 * abandoned; the responder resources and the open WRITE let go of
 	 * their pins.
 	 */
-	softrc_resp_release_pins(qp);
+	softrc_eng_resp_release_pins(qp);
 	qp->resp.rd_pend = 0;
 	qp->resp.nak_held = 0;
 	qp->resp.fatal_held = 0;
 	qp->resp.ack_held = false;
 	qp->resp.ack_pending = false;
-	softrc_qp_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
-	softrc_qp_timer_set(qp, SOFTRC_TIMER_RNR, 0);
+	softrc_eng_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
+	softrc_eng_timer_set(qp, SOFTRC_TIMER_RNR, 0);
 	softrc_flush_sq(qp);
 	softrc_flush_rq(qp);
 	qp->ops->qp_error(qp->ctx);
 }
 
-void softrc_core_set_error(struct softrc_core_qp *qp)
+void softrc_eng_set_error(struct softrc_eng_qp *qp)
 {
-	softrc_qp_enter_error(qp);
+	softrc_eng_enter_error(qp);
 }
 
 /*
  * Drop every pin the engine holds (the open WRITE's, the READ
  * resources'): the glue calls it before it resets the engine with
- * softrc_core_qp_init() and when it destroys the QP. ERROR drops them too.
+ * softrc_eng_init() and when it destroys the QP. ERROR drops them too.
  */
-void softrc_core_release(struct softrc_core_qp *qp)
+void softrc_eng_release(struct softrc_eng_qp *qp)
 {
-	softrc_resp_release_pins(qp);
+	softrc_eng_resp_release_pins(qp);
 }
 
 /*
- * Responder packets wait for softrc_core_tx() or softrc_core_tx_resp():
+ * Responder packets wait for softrc_eng_tx() or softrc_eng_tx_resp():
  * queued READ responses / ATOMIC ACKs, or an ACK/NAK held behind them.
  */
-bool softrc_core_tx_pending(const struct softrc_core_qp *qp)
+bool softrc_eng_tx_pending(const struct softrc_eng_qp *qp)
 {
 	return qp->resp.rd_pend || qp->resp.ack_held;
 }
@@ -394,15 +405,15 @@ bool softrc_core_tx_pending(const struct softrc_core_qp *qp)
  * retried and completed as usual. Off again (SQD -> RTS), the queued WQEs
  * go out in order.
  */
-void softrc_core_sq_drain(struct softrc_core_qp *qp, bool on)
+void softrc_eng_sq_drain(struct softrc_eng_qp *qp, bool on)
 {
 	qp->req.drain = on;
 }
 
 /* Draining, and every started WQE has completed: the SQ is drained. */
-bool softrc_core_sq_drained(const struct softrc_core_qp *qp)
+bool softrc_eng_sq_drained(const struct softrc_eng_qp *qp)
 {
-	const struct softrc_req *req = &qp->req;
+	const struct softrc_eng_req *req = &qp->req;
 
 	return req->drain &&
 	       (req->head == req->tail ||
@@ -410,10 +421,85 @@ bool softrc_core_sq_drained(const struct softrc_core_qp *qp)
 		SOFTRC_WQE_POSTED);
 }
 
-bool softrc_core_idle(const struct softrc_core_qp *qp)
+bool softrc_eng_idle(const struct softrc_eng_qp *qp)
 {
 	return qp->req.head == qp->req.tail &&
 	       !qp->req.deadline[SOFTRC_TIMER_RETRY] &&
 	       !qp->req.deadline[SOFTRC_TIMER_RNR] &&
-	       !softrc_core_tx_pending(qp);
+	       !softrc_eng_tx_pending(qp);
+}
+
+/**
+ * softrc_eng_modify() - apply a modify_qp to a running engine
+ * @qp:		the QP
+ * @mod:	the new values and which of them to apply
+ *
+ * The fields of SOFTRC_MODIFY_PATH are read live; SOFTRC_MODIFY_SQ_PSN
+ * is meant for before the first packet (the glue applies it only before
+ * RTS), SOFTRC_MODIFY_RQ_PSN for the move to RTR.
+ *
+ * Return: 0, or SOFTRC_E_INVAL if max_dest_rd_atomic exceeds the
+ * resource storage (everything else is applied nonetheless).
+ */
+int softrc_eng_modify(struct softrc_eng_qp *qp,
+		      const struct softrc_eng_modify *mod)
+{
+	const struct softrc_eng_attr *a = &mod->attr;
+
+	if (mod->mask & SOFTRC_MODIFY_PATH) {
+		qp->attr.pmtu = a->pmtu;
+		qp->attr.qkey = a->qkey;
+		qp->attr.dqpn = a->dqpn;
+		qp->attr.timeout = a->timeout;
+		qp->attr.retry_cnt = a->retry_cnt;
+		qp->attr.rnr_retry = a->rnr_retry;
+		qp->attr.min_rnr_timer = a->min_rnr_timer;
+		qp->attr.max_rd_atomic = a->max_rd_atomic;
+		qp->attr.remote_deny = a->remote_deny;
+	}
+	if (mod->mask & SOFTRC_MODIFY_RQ_PSN) {
+		qp->attr.rq_psn = a->rq_psn;
+		qp->resp.epsn = a->rq_psn;
+	}
+	if (mod->mask & SOFTRC_MODIFY_SQ_PSN) {
+		qp->attr.sq_psn = a->sq_psn;
+		qp->req.psn_next = a->sq_psn;
+		qp->req.una = a->sq_psn;
+		qp->req.cur_psn = a->sq_psn;
+	}
+	if (mod->mask & SOFTRC_MODIFY_RETRY_CNT)
+		qp->req.retry_left = a->retry_cnt;
+	if (mod->mask & SOFTRC_MODIFY_RNR_RETRY)
+		qp->req.rnr_left = a->rnr_retry;
+	if (mod->mask & SOFTRC_MODIFY_MAX_DEST_RD_ATOMIC)
+		return softrc_eng_set_max_dest_rd_atomic(qp,
+							  mod->max_dest_rd_atomic);
+	return 0;
+}
+
+/**
+ * softrc_eng_snapshot() - copy the engine's state for an observer
+ * @qp:		the QP (its lock held by the caller)
+ * @snap:	filled completely
+ * @res:	room for @res_max responder resources, filled with the first
+ *		of them (snap->res_cap says how many)
+ * @res_max:	entries of @res
+ */
+void softrc_eng_snapshot(const struct softrc_eng_qp *qp,
+			 struct softrc_engine_snapshot *snap,
+			  struct softrc_eng_rd_res *res, u32 res_max)
+{
+	u32 n = qp->st.res_cap < res_max ? qp->st.res_cap : res_max;
+
+	snap->state = qp->state;
+	snap->attr = qp->attr;
+	snap->sq_depth = qp->st.sq_depth;
+	snap->rq_depth = qp->st.rq_depth;
+	snap->nres = qp->st.nres;
+	snap->res_cap = n;
+	snap->req = qp->req;
+	snap->resp = qp->resp;
+	snap->cnt = qp->cnt;
+	if (qp->st.res && n)
+		memcpy(res, qp->st.res, n * sizeof(*res));
 }
