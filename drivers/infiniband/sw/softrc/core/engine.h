@@ -95,8 +95,9 @@
  *    never an ACK or a SUCCESS completion.
  *
  * Stages: req.c (requester: segmentation, retransmission), resp.c
- * (responder), comp.c (ACK/response processing and completion); ud.c
- * (the UD transport).
+ * (responder) and resp_res.c (its READ/ATOMIC resources and response
+ * queue), comp.c (ACK/response processing and completion); ud.c (the
+ * UD transport).
  */
 #ifndef SOFTRC_CORE_ENGINE_H
 #define SOFTRC_CORE_ENGINE_H
@@ -847,7 +848,6 @@ bool softrc_eng_idle(const struct softrc_eng_qp *qp);
 void softrc_eng_sq_drain(struct softrc_eng_qp *qp, bool on);
 bool softrc_eng_sq_drained(const struct softrc_eng_qp *qp);
 bool softrc_eng_tx_pending(const struct softrc_eng_qp *qp);
-int softrc_eng_set_max_dest_rd_atomic(struct softrc_eng_qp *qp, u32 nres);
 int softrc_eng_modify(struct softrc_eng_qp *qp,
 		      const struct softrc_eng_modify *mod);
 void softrc_eng_snapshot(const struct softrc_eng_qp *qp,
@@ -857,7 +857,8 @@ void softrc_eng_snapshot(const struct softrc_eng_qp *qp,
 /* req.c */
 u32 softrc_eng_tx(struct softrc_eng_qp *qp, u64 now, u32 budget);
 
-/* resp.c */
+/* resp_res.c */
+int softrc_eng_set_max_dest_rd_atomic(struct softrc_eng_qp *qp, u32 nres);
 u32 softrc_eng_tx_resp(struct softrc_eng_qp *qp, u32 budget);
 
 /*

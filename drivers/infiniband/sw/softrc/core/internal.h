@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The engine's private declarations, shared by the core's own files
- * (engine.c, req.c, resp.c, comp.c, ud.c) and the host suites in
- * selftests/core, which test them. No module file includes it: the
+ * (engine.c, req.c, resp.c, resp_res.c, comp.c, ud.c) and the host
+ * suites in selftests/core, which test them. No module file includes it: the
  * module sees core/engine.h alone (`make style` checks it).
  *
  * Context: as engine.h: called with the QP lock held, never sleeps.
@@ -49,7 +49,33 @@ void softrc_eng_resp_invalid(struct softrc_eng_qp *qp,
 			     const struct softrc_pkt *pkt);
 u8 softrc_eng_credit_code(u32 wqes);
 u32 softrc_eng_credit_value(u8 code);
+void softrc_eng_resp_pkt_init(struct softrc_eng_qp *qp, struct softrc_pkt *pkt,
+			      u8 opcode, u32 psn);
+int softrc_eng_resp_xmit(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
+			 const struct softrc_eng_buf *pl);
+void softrc_eng_resp_send_aeth(struct softrc_eng_qp *qp, u8 syndrome, u32 psn);
+bool softrc_eng_resp_send_ctl(struct softrc_eng_qp *qp);
+void softrc_eng_resp_ack_before(struct softrc_eng_qp *qp);
+void softrc_eng_resp_fail(struct softrc_eng_qp *qp,
+			  const struct softrc_pkt *pkt, u8 nak, u8 recv_status);
+void softrc_eng_resp_write_end(struct softrc_eng_qp *qp);
+bool softrc_eng_resp_enabled(const struct softrc_eng_qp *qp, u32 access);
+
+/* resp_res.c: the responder resources and the response queue */
 u32 softrc_eng_read_npkts(u32 len, u32 pmtu);
+void softrc_eng_resp_res_release_all(struct softrc_eng_qp *qp);
+void softrc_eng_resp_release_pins(struct softrc_eng_qp *qp);
+void softrc_eng_resp_epsn_add(struct softrc_eng_qp *qp, u32 n);
+void softrc_eng_resp_read(struct softrc_eng_qp *qp,
+			  const struct softrc_pkt *pkt);
+void softrc_eng_resp_atomic(struct softrc_eng_qp *qp,
+			    const struct softrc_pkt *pkt);
+void softrc_eng_resp_atomic_write(struct softrc_eng_qp *qp,
+				  const struct softrc_pkt *pkt, void *rx);
+void softrc_eng_resp_flush_req(struct softrc_eng_qp *qp,
+			       const struct softrc_pkt *pkt);
+void softrc_eng_resp_duplicate(struct softrc_eng_qp *qp,
+			       const struct softrc_pkt *pkt);
 
 /* comp.c */
 void softrc_eng_comp_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
@@ -57,8 +83,6 @@ void softrc_eng_comp_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
 
 /* internal, shared by the stage files */
 void softrc_eng_enter_error(struct softrc_eng_qp *qp);
-void softrc_eng_resp_res_release_all(struct softrc_eng_qp *qp);
-void softrc_eng_resp_release_pins(struct softrc_eng_qp *qp);
 void softrc_eng_timer_set(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
 			  u64 deadline);
 void softrc_eng_req_go_back(struct softrc_eng_qp *qp, u32 psn);

@@ -74,7 +74,7 @@
  *    goes through: the open WRITE context holds it until LAST, a READ
  *    resource until it is released (replays included), an ATOMIC only
  *    while it executes; every pin is dropped once, through
- *    softrc_resp_res_release() / softrc_resp_write_end(), and all of them
+ *    softrc_resp_res_release() / softrc_eng_resp_write_end(), and all of them
  *    when the QP enters ERROR or is reset;
  *  - memory that went away between the check and a use fails the message
  *    (AETH NAK codes, §9.3.5: 2 remote access, 3 remote operational
@@ -131,8 +131,8 @@ static u8 softrc_resp_ack_syndrome(const struct softrc_eng_qp *qp)
 	return SOFTRC_AETH_ACK | softrc_eng_credit_code(softrc_resp_free_wqes(qp));
 }
 
-static void softrc_resp_pkt_init(struct softrc_eng_qp *qp,
-				 struct softrc_pkt *pkt, u8 opcode, u32 psn)
+void softrc_eng_resp_pkt_init(struct softrc_eng_qp *qp,
+			      struct softrc_pkt *pkt, u8 opcode, u32 psn)
 {
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->opcode = opcode;
@@ -145,9 +145,9 @@ static void softrc_resp_pkt_init(struct softrc_eng_qp *qp,
 }
 
 /* 0, or SOFTRC_E_MEM: @pl's memory is gone and nothing was sent. */
-static int softrc_resp_xmit(struct softrc_eng_qp *qp,
-			    const struct softrc_pkt *pkt,
-			    const struct softrc_eng_buf *pl)
+int softrc_eng_resp_xmit(struct softrc_eng_qp *qp,
+			 const struct softrc_pkt *pkt,
+			 const struct softrc_eng_buf *pl)
 {
 	static const struct softrc_eng_buf none = { .kind = SOFTRC_BUF_NONE };
 
@@ -157,15 +157,15 @@ static int softrc_resp_xmit(struct softrc_eng_qp *qp,
 	return 0;
 }
 
-static void softrc_resp_send_aeth(struct softrc_eng_qp *qp, u8 syndrome,
-				  u32 psn)
+void softrc_eng_resp_send_aeth(struct softrc_eng_qp *qp, u8 syndrome,
+			       u32 psn)
 {
 	struct softrc_pkt pkt;
 
-	softrc_resp_pkt_init(qp, &pkt, SOFTRC_OP_ACKNOWLEDGE, psn);
+	softrc_eng_resp_pkt_init(qp, &pkt, SOFTRC_OP_ACKNOWLEDGE, psn);
 	if (softrc_syndrome_type(syndrome) != SOFTRC_AETH_ACK)
 		pkt.syndrome = syndrome;
-	softrc_resp_xmit(qp, &pkt, NULL);
+	softrc_eng_resp_xmit(qp, &pkt, NULL);
 }
 
 /*
@@ -184,7 +184,7 @@ static void softrc_resp_send_fatal(struct softrc_eng_qp *qp)
 		qp->cnt.rem_access_naks_sent++;
 	else
 		qp->cnt.rem_op_naks_sent++;
-	softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK | nak, qp->resp.epsn);
+	softrc_eng_resp_send_aeth(qp, SOFTRC_AETH_NAK | nak, qp->resp.epsn);
 	softrc_eng_enter_error(qp);
 }
 
@@ -193,7 +193,7 @@ static void softrc_resp_send_fatal(struct softrc_eng_qp *qp)
  * acknowledges everything before epsn), else the coalesced ACK (it covers
  * epsn - 1). True if a packet left.
  */
-static bool softrc_resp_send_ctl(struct softrc_eng_qp *qp)
+bool softrc_eng_resp_send_ctl(struct softrc_eng_qp *qp)
 {
 	struct softrc_eng_resp *resp = &qp->resp;
 	u8 nak = resp->nak_held;
@@ -206,15 +206,15 @@ static bool softrc_resp_send_ctl(struct softrc_eng_qp *qp)
 	resp->nak_held = 0;
 	if (nak) {
 		resp->ack_pending = false;
-		softrc_resp_send_aeth(qp, nak, resp->epsn);
+		softrc_eng_resp_send_aeth(qp, nak, resp->epsn);
 		return true;
 	}
 	if (!resp->ack_pending)
 		return false;
 	resp->ack_pending = false;
 	qp->cnt.acks_sent++;
-	softrc_resp_send_aeth(qp, SOFTRC_AETH_ACK,
-			      softrc_psn_add(resp->epsn, SOFTRC_PSN_MASK));
+	softrc_eng_resp_send_aeth(qp, SOFTRC_AETH_ACK,
+				  softrc_psn_add(resp->epsn, SOFTRC_PSN_MASK));
 	return true;
 }
 
@@ -228,7 +228,7 @@ void softrc_eng_resp_flush(struct softrc_eng_qp *qp)
 				 resp->fatal_held;
 		return;
 	}
-	softrc_resp_send_ctl(qp);
+	softrc_eng_resp_send_ctl(qp);
 }
 
 /* A sequence-error or RNR NAK for epsn, in PSN order. */
@@ -243,7 +243,7 @@ static void softrc_resp_nak_epsn(struct softrc_eng_qp *qp, u8 syndrome)
 		return;
 	}
 	softrc_eng_resp_flush(qp);
-	softrc_resp_send_aeth(qp, syndrome, resp->epsn);
+	softrc_eng_resp_send_aeth(qp, syndrome, resp->epsn);
 }
 
 /*
@@ -251,7 +251,7 @@ static void softrc_resp_nak_epsn(struct softrc_eng_qp *qp, u8 syndrome)
  * or, behind queued responses, is dropped (the new response acknowledges
  * everything before it, and in order).
  */
-static void softrc_resp_ack_before(struct softrc_eng_qp *qp)
+void softrc_eng_resp_ack_before(struct softrc_eng_qp *qp)
 {
 	if (!qp->resp.rd_pend) {
 		softrc_eng_resp_flush(qp);
@@ -296,9 +296,6 @@ static bool softrc_resp_is_uc(const struct softrc_eng_qp *qp)
 	return qp->attr.transport == SOFTRC_OPCODE_UC;
 }
 
-static void softrc_resp_write_end(struct softrc_eng_qp *qp);
-static void softrc_resp_epsn_add(struct softrc_eng_qp *qp, u32 n);
-
 /*
  * UC (IBTA ch. 9.8.3, 9.8.4): nothing is ever NAKed or retried. The
  * message in progress is dropped: a SEND's receive WQE stays at the head
@@ -311,7 +308,7 @@ static void softrc_resp_uc_drop(struct softrc_eng_qp *qp)
 	struct softrc_eng_resp *resp = &qp->resp;
 
 	qp->cnt.uc_drop_msgs++;
-	softrc_resp_write_end(qp);
+	softrc_eng_resp_write_end(qp);
 	resp->offset = 0;
 	resp->state = SOFTRC_RESP_IDLE;
 }
@@ -324,9 +321,9 @@ static void softrc_resp_uc_drop(struct softrc_eng_qp *qp)
  * the NAK is held, every later request is dropped, and ERROR comes once
  * the NAK is out.
  */
-static void softrc_resp_fail(struct softrc_eng_qp *qp,
-			     const struct softrc_pkt *pkt, u8 nak,
-			     u8 recv_status)
+void softrc_eng_resp_fail(struct softrc_eng_qp *qp,
+			  const struct softrc_pkt *pkt, u8 nak,
+			  u8 recv_status)
 {
 	struct softrc_eng_resp *resp = &qp->resp;
 
@@ -339,7 +336,7 @@ static void softrc_resp_fail(struct softrc_eng_qp *qp,
 	if (softrc_resp_is_uc(qp)) {
 		if (recv_status == SOFTRC_WC_LOC_LEN_ERR ||
 		    recv_status == SOFTRC_WC_LOC_PROT_ERR) {
-			softrc_resp_write_end(qp);
+			softrc_eng_resp_write_end(qp);
 			if (resp->rq_head != resp->rq_tail)
 				softrc_resp_complete_recv(qp, recv_status, pkt,
 							  0);
@@ -347,7 +344,7 @@ static void softrc_resp_fail(struct softrc_eng_qp *qp,
 			return;
 		}
 		softrc_resp_uc_drop(qp);
-		softrc_resp_epsn_add(qp, 1);
+		softrc_eng_resp_epsn_add(qp, 1);
 		return;
 	}
 	if (recv_status && resp->rq_head != resp->rq_tail)
@@ -367,7 +364,7 @@ static void softrc_resp_fail(struct softrc_eng_qp *qp,
 }
 
 /* The open WRITE's pin is done with (LAST, RNR'd ONLY, new context). */
-static void softrc_resp_write_end(struct softrc_eng_qp *qp)
+void softrc_eng_resp_write_end(struct softrc_eng_qp *qp)
 {
 	void *pin = qp->resp.pin;
 
@@ -385,7 +382,7 @@ static void softrc_resp_rnr(struct softrc_eng_qp *qp)
 	if (softrc_resp_is_uc(qp)) {
 		qp->cnt.drop_no_recv++;
 		softrc_resp_uc_drop(qp);
-		softrc_resp_epsn_add(qp, 1);
+		softrc_eng_resp_epsn_add(qp, 1);
 		return;
 	}
 	qp->cnt.rnr_naks_sent++;
@@ -398,7 +395,7 @@ static void softrc_resp_rnr(struct softrc_eng_qp *qp)
  * apply (as rxe; a zero-length WRITE with immediate would otherwise
  * complete a receive on a QP without remote write).
  */
-static bool softrc_resp_enabled(const struct softrc_eng_qp *qp, u32 access)
+bool softrc_eng_resp_enabled(const struct softrc_eng_qp *qp, u32 access)
 {
 	return !(qp->attr.remote_deny & access);
 }
@@ -423,7 +420,7 @@ static void softrc_resp_advance(struct softrc_eng_qp *qp,
 {
 	struct softrc_eng_resp *resp = &qp->resp;
 
-	softrc_resp_epsn_add(qp, 1);
+	softrc_eng_resp_epsn_add(qp, 1);
 	if (softrc_pkt_has(pkt, SOFTRC_OPF_LAST)) {
 		resp->msn = softrc_psn_add(resp->msn, 1);
 		resp->state = SOFTRC_RESP_IDLE;
@@ -445,13 +442,13 @@ static void softrc_resp_send_data(struct softrc_eng_qp *qp,
 	};
 
 	if (!softrc_resp_len_ok(qp, pkt)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
-				 SOFTRC_WC_LOC_LEN_ERR);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+				     SOFTRC_WC_LOC_LEN_ERR);
 		return;
 	}
 	if ((u64)resp->offset + dst.len > qp->st.rq[slot].length) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
-				 SOFTRC_WC_LOC_LEN_ERR);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+				     SOFTRC_WC_LOC_LEN_ERR);
 		return;
 	}
 	/*
@@ -462,15 +459,15 @@ static void softrc_resp_send_data(struct softrc_eng_qp *qp,
 	 */
 	if (softrc_pkt_has(pkt, SOFTRC_OPF_INV) &&
 	    qp->ops->invalidate(qp->ctx, pkt->inv_rkey)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
-				 SOFTRC_WC_REM_INV_REQ_ERR);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+				     SOFTRC_WC_REM_INV_REQ_ERR);
 		return;
 	}
 	if (dst.len && qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off)) {
 		/* the receive buffer went away after it was posted */
 		qp->cnt.mem_errors++;
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_OP_ERR,
-				 SOFTRC_WC_LOC_PROT_ERR);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_OP_ERR,
+				     SOFTRC_WC_LOC_PROT_ERR);
 		return;
 	}
 	resp->offset += dst.len;
@@ -511,24 +508,24 @@ static void softrc_resp_write_data(struct softrc_eng_qp *qp,
 	if (!softrc_resp_len_ok(qp, pkt) || dst.len > resp->remaining ||
 	    (last && dst.len != resp->remaining) ||
 	    (!last && dst.len == resp->remaining)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
 	/* WRITE with immediate consumes a receive WQE at LAST/ONLY */
 	if (last && softrc_pkt_has(pkt, SOFTRC_OPF_RECV) &&
 	    resp->rq_head == resp->rq_tail) {
 		if (resp->state == SOFTRC_RESP_IDLE)
-			softrc_resp_write_end(qp);	/* ONLY: checked again */
+			softrc_eng_resp_write_end(qp);	/* ONLY: checked again */
 		softrc_resp_rnr(qp);
 		return;
 	}
 	if (dst.len && qp->ops->place(qp->ctx, &dst, rx, pkt->payload_off)) {
 		qp->cnt.mem_errors++;
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
 		return;
 	}
 	if (last)
-		softrc_resp_write_end(qp);
+		softrc_eng_resp_write_end(qp);
 	resp->va += dst.len;
 	resp->remaining -= dst.len;
 	if (last && softrc_pkt_has(pkt, SOFTRC_OPF_RECV))
@@ -544,18 +541,18 @@ static void softrc_resp_start_write(struct softrc_eng_qp *qp,
 	struct softrc_eng_resp *resp = &qp->resp;
 
 	/* C9-94: a message is at most 2^31 bytes */
-	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_WRITE) ||
+	if (!softrc_eng_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_WRITE) ||
 	    pkt->dma_len > SOFTRC_MAX_MSG_LEN) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
-	softrc_resp_write_end(qp);
+	softrc_eng_resp_write_end(qp);
 	/* one bounds/permission check covers the whole message (ops->mr_check) */
 	if (pkt->dma_len && qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va,
 					      pkt->dma_len,
 					      SOFTRC_ACCESS_REMOTE_WRITE,
 					      &resp->pin)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
 		return;
 	}
 	resp->va = pkt->va;
@@ -567,470 +564,6 @@ static void softrc_resp_start_write(struct softrc_eng_qp *qp,
 	softrc_resp_write_data(qp, pkt, rx);
 }
 
-/* Age of resource slot @i in allocation order: 0 oldest, nres - 1 newest. */
-static u32 softrc_resp_res_age(const struct softrc_eng_qp *qp, u32 i)
-{
-	return (i + qp->st.nres - qp->resp.res_next) % qp->st.nres;
-}
-
-/* The response of resource @i goes out next, from PSN @psn (a FIRST). */
-static void softrc_resp_rd_seek(struct softrc_eng_qp *qp, u32 i, u32 psn)
-{
-	qp->resp.rd_tx = i;
-	qp->resp.rd_psn = psn;
-	qp->resp.rd_first = psn;
-}
-
-/* The response at the head of the queue is out (or abandoned). */
-static void softrc_resp_rd_next(struct softrc_eng_qp *qp)
-{
-	struct softrc_eng_resp *resp = &qp->resp;
-	u32 i = (resp->rd_tx + 1) % qp->st.nres;
-
-	if (--resp->rd_pend)
-		softrc_resp_rd_seek(qp, i, qp->st.res[i].psn);
-}
-
-/*
- * Queue resource @i from PSN @psn: a new one (the newest) or a duplicate.
- * The queue is the ring range [rd_tx, rd_tx + rd_pend), oldest first.
- */
-static void softrc_resp_rd_queue(struct softrc_eng_qp *qp, u32 i, u32 psn)
-{
-	struct softrc_eng_resp *resp = &qp->resp;
-	u32 a, a0, end;
-
-	if (!resp->rd_pend) {
-		softrc_resp_rd_seek(qp, i, psn);
-		resp->rd_pend = 1;
-		return;
-	}
-	a = softrc_resp_res_age(qp, i);
-	a0 = softrc_resp_res_age(qp, resp->rd_tx);
-	end = a0 + resp->rd_pend - 1;
-	if (psn != qp->st.res[i].psn) {
-		/*
-		 * A duplicate from inside a response: the requester asks from
-		 * its first missing PSN, so it has everything before @psn,
-		 * and it expects a FIRST at @psn (a response restarts at the
-		 * duplicate's PSN, "Protocol decisions"): restart there, keep what
-		 * follows.
-		 */
-		resp->rd_pend = a <= end ? end - a + 1 : 1;
-		softrc_resp_rd_seek(qp, i, psn);
-		return;
-	}
-	if (a < a0 || (a == a0 && softrc_psn_lt(psn, resp->rd_psn))) {
-		/* the requester went back: restart there, keep what follows */
-		resp->rd_pend = end - a + 1;
-		softrc_resp_rd_seek(qp, i, psn);
-	} else if (a > end) {
-		/* past the queue: extend it through @i */
-		resp->rd_pend = a - a0 + 1;
-	}
-	/* else: queued already, at or before @psn */
-}
-
-/* Slot of the oldest live resource (res_live > 0). */
-static u32 softrc_resp_res_oldest(const struct softrc_eng_qp *qp)
-{
-	return (qp->resp.res_next + qp->st.nres - qp->resp.res_live) %
-	       qp->st.nres;
-}
-
-/*
- * Release the oldest live resource, and its READ pin. Every resource
- * leaves through here:
- * recycled for a new READ/ATOMIC, retired out of the duplicate window,
- * or all of them (ERROR, a new max_dest_rd_atomic). A response of it
- * still queued is abandoned (it is then at the head of the queue: the
- * queue runs oldest first over live resources).
- */
-static void softrc_resp_res_release(struct softrc_eng_qp *qp)
-{
-	struct softrc_eng_resp *resp = &qp->resp;
-	u32 i = softrc_resp_res_oldest(qp);
-
-	if (resp->rd_pend && resp->rd_tx == i)
-		softrc_resp_rd_next(qp);
-	if (qp->st.res[i].pin)
-		qp->ops->key_put(qp->ctx, qp->st.res[i].pin);
-	memset(&qp->st.res[i], 0, sizeof(qp->st.res[i]));
-	resp->res_live--;
-}
-
-void softrc_eng_resp_res_release_all(struct softrc_eng_qp *qp)
-{
-	while (qp->resp.res_live)
-		softrc_resp_res_release(qp);
-}
-
-/* ERROR or reset: drop the WRITE context's and every resource's pin. */
-void softrc_eng_resp_release_pins(struct softrc_eng_qp *qp)
-{
-	softrc_resp_write_end(qp);
-	softrc_eng_resp_res_release_all(qp);
-}
-
-/*
- * Advance epsn by @n (at most SOFTRC_READ_MAX_PSNS). A resource can only
- * answer duplicates while its last PSN is within the 2^23 duplicate
- * window behind epsn [IBTA 9.7.2]: retire it as soon as it
- * leaves, so that it never answers a duplicate of a later PSN cycle (a
- * duplicate is answered from what that very request saved: softrc.rst,
- * "Protocol decisions").
- * Resources are allocated in PSN order, so the oldest goes
- * first. The distance cannot wrap unseen: a live resource is 1..2^23
- * PSNs behind epsn, and one step adds at most 2^22.
- */
-static void softrc_resp_epsn_add(struct softrc_eng_qp *qp, u32 n)
-{
-	struct softrc_eng_resp *resp = &qp->resp;
-
-	while (resp->res_live) {
-		const struct softrc_eng_rd_res *res =
-			&qp->st.res[softrc_resp_res_oldest(qp)];
-		u32 last = softrc_psn_add(res->psn, res->npkts - 1);
-
-		if (((resp->epsn - last) & SOFTRC_PSN_MASK) + n <=
-		    SOFTRC_PSN_WINDOW)
-			break;
-		softrc_resp_res_release(qp);
-	}
-	resp->epsn = softrc_psn_add(resp->epsn, n);
-}
-
-/*
- * May a new READ/ATOMIC take a resource? Not if none is configured
- * (max_dest_rd_atomic 0), nor if the one it would recycle has not sent
- * its response once: the requester cannot have received it, so it has
- * more than max_dest_rd_atomic READ/ATOMICs outstanding: an invalid
- * request (class C, as rxe's "too many RDMA READ/ATOMIC requests" for
- * max_dest_rd_atomic 0). A recycled resource
- * whose response was sent is taken silently (its replay, if queued, is
- * abandoned: the requester is past it), as in rxe: excess that the
- * responder cannot see costs the requester its duplicates.
- */
-static bool softrc_resp_res_ok(const struct softrc_eng_qp *qp)
-{
-	if (!qp->st.nres)
-		return false;
-	return qp->resp.res_live < qp->st.nres ||
-	       qp->st.res[qp->resp.res_next].sent;
-}
-
-/* A free resource for a new READ/ATOMIC (the oldest one recycled). */
-static u32 softrc_resp_res_alloc(struct softrc_eng_qp *qp)
-{
-	struct softrc_eng_resp *resp = &qp->resp;
-	u32 i;
-
-	if (resp->res_live == qp->st.nres)
-		softrc_resp_res_release(qp);
-	i = resp->res_next;
-	resp->res_next = (i + 1) % qp->st.nres;
-	resp->res_live++;
-	return i;
-}
-
-/*
- * max_dest_rd_atomic changed (modify_qp): every resource is released
- * (queued responses abandoned, later duplicates of them dropped, as rxe
- * does); at most the storage's res_cap.
- */
-int softrc_eng_set_max_dest_rd_atomic(struct softrc_eng_qp *qp, u32 nres)
-{
-	if (nres > qp->st.res_cap)
-		return SOFTRC_E_INVAL;
-	if (nres == qp->st.nres)
-		return 0;
-	softrc_eng_resp_res_release_all(qp);
-	qp->resp.res_next = 0;
-	qp->st.nres = nres;
-	return 0;
-}
-
-/* READ response packets (PSNs) for @len bytes; 1 for a zero-length READ. */
-u32 softrc_eng_read_npkts(u32 len, u32 pmtu)
-{
-	return len ? (u32)(((u64)len + pmtu - 1) / pmtu) : 1;
-}
-
-static void softrc_resp_atomic_reply(struct softrc_eng_qp *qp,
-				     const struct softrc_eng_rd_res *res)
-{
-	struct softrc_pkt pkt;
-
-	softrc_resp_pkt_init(qp, &pkt, SOFTRC_OP_ATOMIC_ACKNOWLEDGE, res->psn);
-	pkt.orig = res->orig;
-	softrc_resp_xmit(qp, &pkt, NULL);
-}
-
-/*
- * ATOMIC WRITE's and FLUSH's answer (rxe's): READ RESPONSE ONLY, AETH,
- * no payload.
- */
-static void softrc_resp_empty_reply(struct softrc_eng_qp *qp,
-				    const struct softrc_eng_rd_res *res)
-{
-	struct softrc_pkt pkt;
-
-	softrc_resp_pkt_init(qp, &pkt, SOFTRC_OP_RDMA_READ_RESPONSE_ONLY,
-			     res->psn);
-	softrc_resp_xmit(qp, &pkt, NULL);
-}
-
-/*
- * The memory a READ (or its replay) reads is gone: NAK remote access at
- * the response PSN that could not be sent, and enter ERROR.
- */
-static void softrc_resp_read_gone(struct softrc_eng_qp *qp, u32 psn)
-{
-	qp->cnt.mem_errors++;
-	qp->cnt.rem_access_naks_sent++;
-	softrc_resp_send_aeth(qp, SOFTRC_AETH_NAK | SOFTRC_NAK_REMOTE_ACCESS,
-			      psn);
-	softrc_eng_enter_error(qp);
-}
-
-/* Send READ response packet rd_psn of resource rd_tx, advance the cursor. */
-static void softrc_resp_read_one(struct softrc_eng_qp *qp,
-				 struct softrc_eng_rd_res *res)
-{
-	struct softrc_eng_resp *resp = &qp->resp;
-	u32 k = (u32)softrc_psn_diff(resp->rd_psn, res->psn);
-	bool first = resp->rd_psn == resp->rd_first;
-	bool last = k + 1 == res->npkts;
-	struct softrc_eng_buf pl = { .kind = SOFTRC_BUF_MR };
-	struct softrc_pkt pkt;
-	u8 op;
-
-	op = first && last ? SOFTRC_OP_RDMA_READ_RESPONSE_ONLY :
-	     first ? SOFTRC_OP_RDMA_READ_RESPONSE_FIRST :
-	     last ? SOFTRC_OP_RDMA_READ_RESPONSE_LAST :
-		    SOFTRC_OP_RDMA_READ_RESPONSE_MIDDLE;
-	softrc_resp_pkt_init(qp, &pkt, op, resp->rd_psn);
-	pl.rkey = res->rkey;
-	pl.pin = res->pin;
-	pl.addr = res->va + (u64)k * qp->attr.pmtu;
-	pl.len = last ? res->len - (u32)((u64)k * qp->attr.pmtu) :
-		 qp->attr.pmtu;
-	if (!pl.len)
-		pl.kind = SOFTRC_BUF_NONE;
-	pkt.payload_len = pl.len;
-	if (softrc_resp_xmit(qp, &pkt, &pl)) {
-		softrc_resp_read_gone(qp, resp->rd_psn);
-		return;
-	}
-	if (last) {
-		res->sent = true;
-		softrc_resp_rd_next(qp);
-	} else {
-		resp->rd_psn = softrc_psn_add(resp->rd_psn, 1);
-	}
-}
-
-/*
- * A one-packet request (ATOMIC, ATOMIC WRITE, FLUSH) done: its MSN and PSN
- * consumed, the responder resource that answers it and its duplicates
- * (@orig: the value an ATOMIC read), the response sent.
- */
-static void softrc_resp_one_pkt_res(struct softrc_eng_qp *qp,
-				    const struct softrc_pkt *pkt,
-				    enum softrc_eng_res_type type, u64 orig)
-{
-	struct softrc_eng_rd_res *res;
-	u32 i;
-
-	qp->resp.msn = softrc_psn_add(qp->resp.msn, 1);
-	softrc_resp_epsn_add(qp, 1);
-	i = softrc_resp_res_alloc(qp);
-	res = &qp->st.res[i];
-	res->type = type;
-	res->psn = pkt->psn;
-	res->npkts = 1;
-	res->orig = orig;
-	softrc_resp_rd_queue(qp, i, res->psn);
-	softrc_eng_tx_resp(qp, SOFTRC_RESP_INLINE);
-}
-
-/*
- * Transmit up to @budget queued responses (READ response packets, ATOMIC
- * ACKs), then the ACK/NAK held behind them. Returns the packets sent;
- * less than @budget means the responder has nothing more queued.
- */
-u32 softrc_eng_tx_resp(struct softrc_eng_qp *qp, u32 budget)
-{
-	struct softrc_eng_resp *resp = &qp->resp;
-	u32 n = 0;
-
-	for (; n < budget && resp->rd_pend; n++) {
-		struct softrc_eng_rd_res *res = &qp->st.res[resp->rd_tx];
-
-		if (res->type != SOFTRC_RES_READ) {
-			if (res->type == SOFTRC_RES_ATOMIC)
-				softrc_resp_atomic_reply(qp, res);
-			else
-				softrc_resp_empty_reply(qp, res);
-			res->sent = true;
-			softrc_resp_rd_next(qp);
-		} else {
-			softrc_resp_read_one(qp, res);
-		}
-	}
-	if (n < budget && resp->ack_held && softrc_resp_send_ctl(qp))
-		n++;
-	return n;
-}
-
-static void softrc_resp_read(struct softrc_eng_qp *qp,
-			     const struct softrc_pkt *pkt)
-{
-	struct softrc_eng_resp *resp = &qp->resp;
-	u32 len = pkt->dma_len, npkts = softrc_eng_read_npkts(len, qp->attr.pmtu);
-	struct softrc_eng_rd_res *res;
-	void *pin = NULL;
-	u32 i;
-
-	/* C9-94: at most 2^31 bytes; at most half the PSN window */
-	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_READ) ||
-	    !softrc_resp_res_ok(qp) || pkt->payload_len ||
-	    len > SOFTRC_MAX_MSG_LEN || npkts > SOFTRC_READ_MAX_PSNS) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
-		return;
-	}
-	if (len && qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va, len,
-				     SOFTRC_ACCESS_REMOTE_READ, &pin)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
-		return;
-	}
-	softrc_resp_ack_before(qp);	/* the ACK must not cover this PSN */
-	resp->msn = softrc_psn_add(resp->msn, 1);	/* early increment */
-	softrc_resp_epsn_add(qp, npkts);
-	i = softrc_resp_res_alloc(qp);
-	res = &qp->st.res[i];
-	res->type = SOFTRC_RES_READ;
-	res->psn = pkt->psn;
-	res->npkts = npkts;
-	res->va = pkt->va;
-	res->rkey = pkt->rkey;
-	res->len = len;
-	res->pin = pin;
-	softrc_resp_rd_queue(qp, i, res->psn);
-	softrc_eng_tx_resp(qp, SOFTRC_RESP_INLINE);
-}
-
-static void softrc_resp_atomic(struct softrc_eng_qp *qp,
-			       const struct softrc_pkt *pkt)
-{
-	void *pin = NULL;
-	u64 orig = 0;
-	int err;
-
-	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_ATOMIC) ||
-	    !softrc_resp_res_ok(qp) || (pkt->va & 7)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
-		return;
-	}
-	if (qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va, 8,
-			      SOFTRC_ACCESS_REMOTE_ATOMIC, &pin)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
-		return;
-	}
-	softrc_resp_ack_before(qp);
-	err = qp->ops->atomic(qp->ctx, pin, pkt->va,
-			      pkt->opcode == SOFTRC_OP_COMPARE_SWAP,
-			      pkt->swap_add, pkt->compare, &orig);
-	qp->ops->key_put(qp->ctx, pin);	/* a replay sends the saved value */
-	if (err) {
-		qp->cnt.mem_errors++;
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
-		return;
-	}
-	softrc_resp_one_pkt_res(qp, pkt, SOFTRC_RES_ATOMIC, orig);
-}
-
-/*
- * ATOMIC WRITE (the parser checked 8 bytes, no pad, aligned VA): remote
- * write enabled and a resource free, else invalid request; the R_Key
- * checked for remote write on the word, else remote access; the store,
- * then the resource that answers it (and its duplicates).
- */
-static void softrc_resp_atomic_write(struct softrc_eng_qp *qp,
-				     const struct softrc_pkt *pkt, void *rx)
-{
-	void *pin = NULL;
-	int err;
-
-	if (!softrc_resp_enabled(qp, SOFTRC_ACCESS_REMOTE_WRITE) ||
-	    !softrc_resp_res_ok(qp)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
-		return;
-	}
-	if (qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va,
-			      SOFTRC_ATOMIC_WRITE_BYTES,
-			      SOFTRC_ACCESS_REMOTE_WRITE, &pin)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
-		return;
-	}
-	softrc_resp_ack_before(qp);
-	err = qp->ops->atomic_write(qp->ctx, pin, pkt->va, rx,
-				    pkt->payload_off);
-	qp->ops->key_put(qp->ctx, pin);	/* a duplicate is only answered */
-	if (err) {
-		qp->cnt.mem_errors++;
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
-		return;
-	}
-	softrc_resp_one_pkt_res(qp, pkt, SOFTRC_RES_ATOMIC_WRITE, 0);
-}
-
-/* The R_Key rights a FLUSH of placement type @type needs. */
-static u32 softrc_flush_access(u8 type)
-{
-	return (type & SOFTRC_FLUSH_GLOBAL ? SOFTRC_ACCESS_FLUSH_GLOBAL : 0) |
-	       (type & SOFTRC_FLUSH_PERSISTENT ?
-		SOFTRC_ACCESS_FLUSH_PERSISTENT : 0);
-}
-
-/*
- * FLUSH (the parser checked no payload and the FETH): the placement
- * types enabled on the QP and a resource free, else invalid request (a
- * type of 0 asks for no right and is a barrier on a valid key, as rxe
- * answers it); the
- * R_Key checked for the flush rights (on the range at level RANGE, any
- * length beyond the region included; the key alone at level MR), else
- * remote access; the flush, then the resource that answers it (and its
- * duplicates).
- */
-static void softrc_resp_flush_req(struct softrc_eng_qp *qp,
-				  const struct softrc_pkt *pkt)
-{
-	u32 access = softrc_flush_access(pkt->flush_type);
-	void *pin = NULL;
-	int err;
-
-	if (!softrc_resp_enabled(qp, access) || !softrc_resp_res_ok(qp)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
-		return;
-	}
-	if (qp->ops->mr_check(qp->ctx, pkt->rkey, pkt->va,
-			      pkt->flush_level == SOFTRC_FLUSH_MR ? 0 :
-			      pkt->dma_len, access, &pin)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
-		return;
-	}
-	softrc_resp_ack_before(qp);
-	err = qp->ops->flush(qp->ctx, pin, pkt->flush_type);
-	qp->ops->key_put(qp->ctx, pin);	/* a duplicate is only answered */
-	if (err) {
-		qp->cnt.mem_errors++;
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_REMOTE_ACCESS, 0);
-		return;
-	}
-	softrc_resp_one_pkt_res(qp, pkt, SOFTRC_RES_FLUSH, 0);
-}
-
 /* IDLE: only a FIRST or ONLY may open a message. */
 static void softrc_resp_step_idle(struct softrc_eng_qp *qp,
 				  const struct softrc_pkt *pkt, void *rx)
@@ -1040,11 +573,11 @@ static void softrc_resp_step_idle(struct softrc_eng_qp *qp,
 	if (!(flags & SOFTRC_OPF_FIRST) && softrc_resp_is_uc(qp)) {
 		/* the rest of a dropped message: resynchronising */
 		qp->cnt.drop_out_of_seq++;
-		softrc_resp_epsn_add(qp, 1);
+		softrc_eng_resp_epsn_add(qp, 1);
 		return;
 	}
 	if (!(flags & SOFTRC_OPF_FIRST)) {
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
 	if (flags & SOFTRC_OPF_SEND)
@@ -1052,13 +585,13 @@ static void softrc_resp_step_idle(struct softrc_eng_qp *qp,
 	else if (flags & SOFTRC_OPF_WRITE)
 		softrc_resp_start_write(qp, pkt, rx);
 	else if (flags & SOFTRC_OPF_READ)
-		softrc_resp_read(qp, pkt);
+		softrc_eng_resp_read(qp, pkt);
 	else if (flags & SOFTRC_OPF_ATOMIC_WRITE)
-		softrc_resp_atomic_write(qp, pkt, rx);
+		softrc_eng_resp_atomic_write(qp, pkt, rx);
 	else if (flags & SOFTRC_OPF_FLUSH)
-		softrc_resp_flush_req(qp, pkt);
+		softrc_eng_resp_flush_req(qp, pkt);
 	else
-		softrc_resp_atomic(qp, pkt);
+		softrc_eng_resp_atomic(qp, pkt);
 }
 
 /*
@@ -1086,8 +619,8 @@ static void softrc_resp_step_send(struct softrc_eng_qp *qp,
 	if (!(flags & SOFTRC_OPF_SEND) || (flags & SOFTRC_OPF_FIRST)) {
 		if (softrc_resp_uc_restart(qp, pkt, rx))
 			return;
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
-				 SOFTRC_WC_REM_INV_REQ_ERR);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+				     SOFTRC_WC_REM_INV_REQ_ERR);
 		return;
 	}
 	softrc_resp_send_data(qp, pkt, rx);
@@ -1102,7 +635,7 @@ static void softrc_resp_step_write(struct softrc_eng_qp *qp,
 	if (!(flags & SOFTRC_OPF_WRITE) || (flags & SOFTRC_OPF_FIRST)) {
 		if (softrc_resp_uc_restart(qp, pkt, rx))
 			return;
-		softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
+		softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ, 0);
 		return;
 	}
 	softrc_resp_write_data(qp, pkt, rx);
@@ -1128,62 +661,9 @@ void softrc_eng_resp_invalid(struct softrc_eng_qp *qp,
 {
 	if (qp->resp.fatal_held)
 		return;		/* a fatal NAK is on its way already */
-	softrc_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
-			 qp->resp.state == SOFTRC_RESP_IN_SEND ?
-			 SOFTRC_WC_REM_INV_REQ_ERR : 0);
-}
-
-/*
- * The live resource holding @psn, newest first (live resources never
- * overlap: each covers PSNs of the current cycle only).
- */
-static struct softrc_eng_rd_res *softrc_resp_res_find(struct softrc_eng_qp *qp,
-						      u8 type, u32 psn)
-{
-	u32 k, nres = qp->st.nres;
-
-	for (k = 1; k <= qp->resp.res_live; k++) {
-		struct softrc_eng_rd_res *res =
-			&qp->st.res[(qp->resp.res_next + nres - k) % nres];
-
-		if (res->type == type && softrc_psn_in(psn, res->psn, res->npkts))
-			return res;
-	}
-	return NULL;
-}
-
-/* A request below the expected PSN: a duplicate (§9.7.2). */
-static void softrc_resp_duplicate(struct softrc_eng_qp *qp,
-				  const struct softrc_pkt *pkt)
-{
-	u32 flags = pkt->op->flags;
-	struct softrc_eng_rd_res *res;
-
-	qp->cnt.dup_requests++;
-	if (flags & (SOFTRC_OPF_SEND | SOFTRC_OPF_WRITE)) {
-		qp->resp.ack_pending = true;
-		return;
-	}
-	res = softrc_resp_res_find(qp, flags & SOFTRC_OPF_READ ? SOFTRC_RES_READ :
-				   flags & SOFTRC_OPF_ATOMIC_WRITE ?
-				   SOFTRC_RES_ATOMIC_WRITE :
-				   flags & SOFTRC_OPF_FLUSH ?
-				   SOFTRC_RES_FLUSH : SOFTRC_RES_ATOMIC,
-				   pkt->psn);
-	if (!res) {
-		qp->cnt.drop_too_old++;
-		return;
-	}
-	if (res->type == SOFTRC_RES_ATOMIC)
-		qp->cnt.dup_atomics++;
-	else if (res->type == SOFTRC_RES_ATOMIC_WRITE)
-		qp->cnt.dup_atomic_writes++;	/* answered, not stored again */
-	else if (res->type == SOFTRC_RES_FLUSH)
-		qp->cnt.dup_flushes++;		/* answered, not run again */
-	else
-		qp->cnt.dup_reads++;	/* memory is read again at transmit */
-	softrc_resp_rd_queue(qp, (u32)(res - qp->st.res), pkt->psn);
-	softrc_eng_tx_resp(qp, SOFTRC_RESP_INLINE);
+	softrc_eng_resp_fail(qp, pkt, SOFTRC_NAK_INVALID_REQ,
+			     qp->resp.state == SOFTRC_RESP_IN_SEND ?
+			     SOFTRC_WC_REM_INV_REQ_ERR : 0);
 }
 
 void softrc_eng_resp_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
@@ -1214,7 +694,7 @@ void softrc_eng_resp_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
 		softrc_resp_step[resp->state](qp, pkt, rx);
 		break;
 	case SOFTRC_PSN_DUPLICATE:
-		softrc_resp_duplicate(qp, pkt);
+		softrc_eng_resp_duplicate(qp, pkt);
 		break;
 	case SOFTRC_PSN_FUTURE:
 		qp->cnt.drop_out_of_seq++;
