@@ -248,7 +248,7 @@ struct softrc_opcode_info {
 	u8 off[SOFTRC_HDR_NR];
 };
 
-extern const struct softrc_opcode_info softrc_opcode_table[SOFTRC_OPCODE_TABLE_NR];
+extern const struct softrc_opcode_info softrc_eng_opcode_table[SOFTRC_OPCODE_TABLE_NR];
 
 /*
  * The descriptor of an opcode softrc speaks (RC, UC or UD), or NULL for a
@@ -256,7 +256,7 @@ extern const struct softrc_opcode_info softrc_opcode_table[SOFTRC_OPCODE_TABLE_N
  */
 static inline const struct softrc_opcode_info *softrc_opcode_get(u8 opcode)
 {
-	const struct softrc_opcode_info *info = &softrc_opcode_table[opcode];
+	const struct softrc_opcode_info *info = &softrc_eng_opcode_table[opcode];
 
 	return info->name ? info : NULL;
 }
@@ -266,6 +266,6 @@ static inline u8 softrc_opcode_transport(u8 opcode)
 	return opcode & SOFTRC_OPCODE_TRANSPORT_MASK;
 }
 
-const char *softrc_opcode_name(u8 opcode);
+const char *softrc_eng_opcode_name(u8 opcode);
 
 #endif /* SOFTRC_OPCODE_H */

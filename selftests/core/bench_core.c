@@ -3,7 +3,7 @@
  * Engine throughput on the host: a requester QP streams 64 KiB RDMA
  * WRITEs at 4096 MTU to a responder QP, whose ACKs go straight back; no
  * link, no loss. Two loops:
- *   wire    headers built with softrc_build_hdrs() and parsed again with
+ *   wire    headers built with softrc_eng_build_hdrs() and parsed again with
  *           softrc_parse() on the way (payload not copied, no ICRC)
  *   copy    as wire, plus the payload memcpy a real receive path does
  * Prints packets/s for each, then the payload CRC's rate: the slice-by-8
@@ -170,7 +170,7 @@ static void bench_deliver(struct bench_ep *from, struct bench_ep *to, u64 now)
 	while (from->qhead != from->qtail) {
 		struct bench_pkt *p = &from->q[from->qhead++ & (QDEPTH - 1)];
 		u32 plen = p->pkt.payload_len;
-		u32 hlen = softrc_build_hdrs(&p->pkt, p->hdr);
+		u32 hlen = softrc_eng_build_hdrs(&p->pkt, p->hdr);
 		u32 len = hlen + plen + softrc_padcnt(plen) + SOFTRC_ICRC_BYTES;
 
 		if (softrc_parse(p->hdr, hlen, len, 4096, &pkt))
@@ -257,8 +257,8 @@ static void bench_crc(u64 mib)
 		src_buf[i] = (u8)(i * 131 + 7);
 	printf("crc32 %llu MiB in 4 KiB pieces: table %.2f GB/s, fold %.2f GB/s\n",
 	       (unsigned long long)mib,
-	       bench_crc_rate(softrc_crc32_update, mib),
-	       bench_crc_rate(softrc_crc32_fold, mib));
+	       bench_crc_rate(softrc_eng_crc32_update, mib),
+	       bench_crc_rate(softrc_eng_crc32_fold, mib));
 }
 
 int main(int argc, char **argv)

@@ -61,20 +61,20 @@ static void fuzz_icrc(const u8 *bth, u32 len, bool ipv6, u32 split)
 	l3[ip + 3] = 0xb7;
 	memcpy(l3 + ip + 8, bth, len);
 	len += ip + 8 - SOFTRC_ICRC_BYTES;
-	hdr = softrc_icrc_hdr_len(l3, ipv6);
+	hdr = softrc_eng_icrc_hdr_len(l3, ipv6);
 	CHECK(hdr == ip + 8 + SOFTRC_BTH_BYTES);
-	whole = softrc_icrc_calc(l3, ipv6, len);
+	whole = softrc_eng_icrc_calc(l3, ipv6, len);
 	split = hdr + split % (len - hdr + 1);
-	crc = softrc_icrc_begin(l3, ipv6);
+	crc = softrc_eng_icrc_begin(l3, ipv6);
 	crc = softrc_icrc_update(crc, l3 + hdr, split - hdr);
 	crc = softrc_icrc_update(crc, l3 + split, len - split);
 	CHECK(softrc_icrc_final(crc) == whole);
 	/* the table-free update the module may pick, from any register */
-	CHECK(softrc_crc32_fold(whole, l3 + split, len - split) ==
-	      softrc_crc32_update(whole, l3 + split, len - split));
+	CHECK(softrc_eng_crc32_fold(whole, l3 + split, len - split) ==
+	      softrc_eng_crc32_update(whole, l3 + split, len - split));
 	if (split == hdr) {		/* now and then: the trailer path */
 		softrc_icrc_put(l3 + len, whole);
-		CHECK(softrc_icrc_check(l3, ipv6, len));
+		CHECK(softrc_eng_icrc_check(l3, ipv6, len));
 	}
 }
 
@@ -111,7 +111,7 @@ static void fuzz_accepted(const u8 *bth, u32 len, const struct softrc_pkt *pkt)
 	CHECK(len == pkt->payload_off + pkt->payload_len + pkt->padcnt +
 	      SOFTRC_ICRC_BYTES);
 	CHECK(pkt->payload_len <= FUZZ_PMTU);
-	n = softrc_build_hdrs(pkt, hdr);
+	n = softrc_eng_build_hdrs(pkt, hdr);
 	CHECK(n == pkt->op->hdr_len);
 	memcpy(want, bth, n);
 	want[1] &= ~SOFTRC_BTH_MIGREQ;
@@ -156,7 +156,7 @@ static int fuzz_xmit(void *ctx, const struct softrc_pkt *pkt,
 {
 	static u8 buf[FUZZ_MAX_PKT];
 	struct softrc_pkt back;
-	u32 n = softrc_build_hdrs(pkt, buf), len;
+	u32 n = softrc_eng_build_hdrs(pkt, buf), len;
 
 	CHECK(n);
 	CHECK(pkt->payload_len <= FUZZ_PMTU);

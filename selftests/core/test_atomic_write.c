@@ -270,7 +270,7 @@ static u32 mk_aw(u64 va, u32 payload, u32 dma)
 	p.rkey = 0x1234;
 	p.dma_len = dma;
 	p.payload_len = payload;
-	n = softrc_build_hdrs(&p, buf);
+	n = softrc_eng_build_hdrs(&p, buf);
 	memset(buf + n, 0x5a, payload + softrc_padcnt(payload));
 	return n + payload + softrc_padcnt(payload) + SOFTRC_ICRC_BYTES;
 }
@@ -316,7 +316,7 @@ TEST(aw_parse_rejects)
 	EXPECT_EQ(SOFTRC_PARSE_ATOMIC_VA_UNALIGNED,
 		  softrc_parse(buf, 28, len, 1024, &out));
 	EXPECT_STREQ("ATOMIC_WRITE_LEN",
-		     softrc_parse_status_name(SOFTRC_PARSE_ATOMIC_WRITE_LEN));
+		     softrc_eng_parse_status_name(SOFTRC_PARSE_ATOMIC_WRITE_LEN));
 }
 
 /* The engine NAKs a parser reject at the expected PSN: invalid request. */

@@ -390,7 +390,7 @@ static u32 mk_fl(u32 feth_bits, u32 payload)
 	p.rkey = 0x1234;
 	p.dma_len = 4096;
 	p.payload_len = payload;
-	n = softrc_build_hdrs(&p, buf);
+	n = softrc_eng_build_hdrs(&p, buf);
 	/* the FETH word as a peer may have written it */
 	buf[12] = feth_bits >> 24;
 	buf[13] = feth_bits >> 16;
@@ -414,7 +414,7 @@ TEST(fl_parse_layout)
 	in.va = 0x1122334455667788ull;
 	in.rkey = 0xabcd;
 	in.dma_len = 0x10000;
-	len = softrc_build_hdrs(&in, buf);
+	len = softrc_eng_build_hdrs(&in, buf);
 	EXPECT_EQ(32, len);
 	EXPECT_EQ(0x1c, buf[0]);
 	EXPECT_EQ(0, buf[1] & SOFTRC_BTH_PAD_MASK);
@@ -477,9 +477,9 @@ TEST(fl_parse_rejects)
 	EXPECT_EQ(SOFTRC_PARSE_FLUSH_PAYLOAD,
 		  softrc_parse(buf, 32, len, 1024, &out));
 	EXPECT_STREQ("FLUSH_FETH",
-		     softrc_parse_status_name(SOFTRC_PARSE_FLUSH_FETH));
+		     softrc_eng_parse_status_name(SOFTRC_PARSE_FLUSH_FETH));
 	EXPECT_STREQ("FLUSH_PAYLOAD",
-		     softrc_parse_status_name(SOFTRC_PARSE_FLUSH_PAYLOAD));
+		     softrc_eng_parse_status_name(SOFTRC_PARSE_FLUSH_PAYLOAD));
 }
 
 /* The engine NAKs a parser reject at the expected PSN: invalid request. */

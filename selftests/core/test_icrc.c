@@ -81,7 +81,7 @@ static u32 mk_frame(u8 *l3, bool ipv6, u32 payload)
 	u32 ip = ipv6 ? 40 : 20, n, i, udp_len;
 	u8 *u = l3 + ip;
 
-	n = softrc_build_hdrs(&p, u + 8);
+	n = softrc_eng_build_hdrs(&p, u + 8);
 	for (i = 0; i < payload; i++)
 		u[8 + n + i] = (u8)(0x10 + i);
 	memset(u + 8 + n + payload, 0, softrc_padcnt(payload));
@@ -135,7 +135,7 @@ TEST(crc32_table_matches_polynomial)
 			t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
 	for (k = 0; k < 8; k++)
 		for (i = 0; i < 256; i++)
-			ASSERT_EQ(t[k][i], softrc_crc32_table[k][i])
+			ASSERT_EQ(t[k][i], softrc_eng_crc32_table[k][i])
 				TH_LOG("table %d entry %d", k, i);
 }
 
@@ -143,9 +143,9 @@ TEST(crc32_check_value)
 {
 	static const char check[] = "123456789";
 
-	EXPECT_EQ(0xcbf43926u, ~softrc_crc32_update(~0u, check, 9));
+	EXPECT_EQ(0xcbf43926u, ~softrc_eng_crc32_update(~0u, check, 9));
 	EXPECT_EQ(0xcbf43926u, ref_crc32((const u8 *)check, 9));
-	EXPECT_EQ(0u, ~softrc_crc32_update(~0u, check, 0));
+	EXPECT_EQ(0u, ~softrc_eng_crc32_update(~0u, check, 0));
 }
 
 /* Any split, any alignment, any length agrees with the bitwise CRC. */
@@ -161,15 +161,15 @@ TEST(crc32_split_and_alignment)
 			u32 want = ref_crc32(buf + off, len);
 
 			for (cut = 0; cut <= len; cut++) {
-				u32 r = softrc_crc32_update(~0u, buf + off, cut);
+				u32 r = softrc_eng_crc32_update(~0u, buf + off, cut);
 
-				r = softrc_crc32_update(r, buf + off + cut, len - cut);
+				r = softrc_eng_crc32_update(r, buf + off + cut, len - cut);
 				ASSERT_EQ(want, ~r);
 			}
 		}
 	}
 	EXPECT_EQ(ref_crc32(buf, sizeof(buf)),
-		  ~softrc_crc32_update(~0u, buf, sizeof(buf)));
+		  ~softrc_eng_crc32_update(~0u, buf, sizeof(buf)));
 }
 
 /* The fold's Q(x) = x^274 + x^93 + x^75 + x^19 + x^11 + 1 is a multiple of P. */
@@ -203,20 +203,20 @@ TEST(crc32_fold_matches_table)
 	for (off = 0; off < 8; off++) {
 		for (len = 0; len + off <= sizeof(buf); len++) {
 			reg = reg * 1103515245u + 12345u;
-			ASSERT_EQ(softrc_crc32_update(reg, buf + off, len),
-				  softrc_crc32_fold(reg, buf + off, len))
+			ASSERT_EQ(softrc_eng_crc32_update(reg, buf + off, len),
+				  softrc_eng_crc32_fold(reg, buf + off, len))
 				TH_LOG("len %u off %u reg %08x", len, off, reg);
 		}
 	}
 	/* a flipped bit anywhere changes it */
-	reg = softrc_crc32_fold(~0u, buf, 300);
+	reg = softrc_eng_crc32_fold(~0u, buf, 300);
 	for (i = 0; i < 8 * 300; i += 7) {
 		buf[i / 8] ^= 1 << (i % 8);
-		EXPECT_NE(reg, softrc_crc32_fold(~0u, buf, 300));
+		EXPECT_NE(reg, softrc_eng_crc32_fold(~0u, buf, 300));
 		buf[i / 8] ^= 1 << (i % 8);
 	}
 	EXPECT_EQ(ref_crc32(buf, sizeof(buf)),
-		  ~softrc_crc32_fold(~0u, buf, sizeof(buf)));
+		  ~softrc_eng_crc32_fold(~0u, buf, sizeof(buf)));
 }
 
 /* README worked example 1: frame 2, a 62-byte ACK. */
@@ -225,11 +225,11 @@ TEST(icrc_worked_example_ack)
 	u32 len = sizeof(frame2_l3) - 4;
 
 	EXPECT_EQ(0x884a3509u, ref_crc32(frame2_masked, sizeof(frame2_masked)));
-	EXPECT_EQ(0x884a3509u, softrc_icrc_calc(frame2_l3, false, len));
+	EXPECT_EQ(0x884a3509u, softrc_eng_icrc_calc(frame2_l3, false, len));
 	EXPECT_EQ(0x884a3509u, softrc_icrc_get(frame2_l3 + len));
-	EXPECT_TRUE(softrc_icrc_check(frame2_l3, false, len));
+	EXPECT_TRUE(softrc_eng_icrc_check(frame2_l3, false, len));
 	EXPECT_EQ(ref_icrc(frame2_l3, false, len),
-		  softrc_icrc_calc(frame2_l3, false, len));
+		  softrc_eng_icrc_calc(frame2_l3, false, len));
 }
 
 /* rxe's formulation: raw register seeded with 0xDEBB20E3 after the prefix. */
@@ -237,7 +237,7 @@ TEST(icrc_prefix_register)
 {
 	static const u8 ff[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
-	EXPECT_EQ(0xdebb20e3u, softrc_crc32_update(~0u, ff, 8));
+	EXPECT_EQ(0xdebb20e3u, softrc_eng_crc32_update(~0u, ff, 8));
 }
 
 TEST(icrc_trailer_little_endian)
@@ -257,22 +257,22 @@ TEST(icrc_hdr_len)
 	u8 l3[128];
 
 	mk_frame(l3, false, 4);
-	EXPECT_EQ(40u, softrc_icrc_hdr_len(l3, false));
+	EXPECT_EQ(40u, softrc_eng_icrc_hdr_len(l3, false));
 	mk_frame(l3, true, 4);
-	EXPECT_EQ(60u, softrc_icrc_hdr_len(l3, true));
+	EXPECT_EQ(60u, softrc_eng_icrc_hdr_len(l3, true));
 }
 
 /* Flip every value of byte @off: the ICRC must not move. */
 static void expect_masked(struct __test_metadata *_metadata, u8 *l3,
 			  bool ipv6, u32 len, u32 off, u8 mask)
 {
-	u32 want = softrc_icrc_calc(l3, ipv6, len);
+	u32 want = softrc_eng_icrc_calc(l3, ipv6, len);
 	u8 save = l3[off];
 	int v;
 
 	for (v = 0; v < 256; v++) {
 		l3[off] = (save & ~mask) | (v & mask);
-		EXPECT_EQ(want, softrc_icrc_calc(l3, ipv6, len))
+		EXPECT_EQ(want, softrc_eng_icrc_calc(l3, ipv6, len))
 			TH_LOG("byte %u value 0x%02x", off, v);
 	}
 	l3[off] = save;
@@ -282,7 +282,7 @@ static void expect_masked(struct __test_metadata *_metadata, u8 *l3,
 static void expect_sensitive(struct __test_metadata *_metadata, u8 *l3,
 			     bool ipv6, u32 len, const u8 *masked)
 {
-	u32 want = softrc_icrc_calc(l3, ipv6, len);
+	u32 want = softrc_eng_icrc_calc(l3, ipv6, len);
 	u32 off;
 	int bit;
 
@@ -291,7 +291,7 @@ static void expect_sensitive(struct __test_metadata *_metadata, u8 *l3,
 			if (masked[off] & (1 << bit))
 				continue;
 			l3[off] ^= 1 << bit;
-			EXPECT_NE(want, softrc_icrc_calc(l3, ipv6, len))
+			EXPECT_NE(want, softrc_eng_icrc_calc(l3, ipv6, len))
 				TH_LOG("byte %u bit %d", off, bit);
 			l3[off] ^= 1 << bit;
 		}
@@ -303,7 +303,7 @@ TEST(icrc_ipv4_masked_fields_ignored)
 	u8 l3[256];
 	u32 len = mk_frame(l3, false, 13);
 
-	EXPECT_EQ(ref_icrc(l3, false, len), softrc_icrc_calc(l3, false, len));
+	EXPECT_EQ(ref_icrc(l3, false, len), softrc_eng_icrc_calc(l3, false, len));
 	expect_masked(_metadata, l3, false, len, 1, 0xff);	/* TOS */
 	expect_masked(_metadata, l3, false, len, 8, 0xff);	/* TTL */
 	expect_masked(_metadata, l3, false, len, 10, 0xff);	/* checksum */
@@ -338,13 +338,13 @@ TEST(icrc_ipv4_options_covered)
 	memcpy(opt + 1, l3 + 1, 19);
 	memcpy(opt + 20, "\x01\x01\x01\x00", 4);	/* NOP NOP NOP EOL */
 	memcpy(opt + 24, l3 + 20, len - 20);
-	EXPECT_EQ(44u, softrc_icrc_hdr_len(opt, false));
-	EXPECT_EQ(ref_icrc(opt, false, len + 4), softrc_icrc_calc(opt, false, len + 4));
+	EXPECT_EQ(44u, softrc_eng_icrc_hdr_len(opt, false));
+	EXPECT_EQ(ref_icrc(opt, false, len + 4), softrc_eng_icrc_calc(opt, false, len + 4));
 	for (i = 20; i < 24; i++) {
-		u32 before = softrc_icrc_calc(opt, false, len + 4);
+		u32 before = softrc_eng_icrc_calc(opt, false, len + 4);
 
 		opt[i] ^= 0x80;
-		EXPECT_NE(before, softrc_icrc_calc(opt, false, len + 4));
+		EXPECT_NE(before, softrc_eng_icrc_calc(opt, false, len + 4));
 		opt[i] ^= 0x80;
 	}
 	expect_masked(_metadata, opt, false, len + 4, 30, 0xff);	/* UDP csum */
@@ -357,16 +357,16 @@ TEST(icrc_ipv6_matches_reference)
 	u32 len = mk_frame(l3, true, 21);
 	u32 crc;
 
-	EXPECT_EQ(ref_icrc(l3, true, len), softrc_icrc_calc(l3, true, len));
-	softrc_icrc_put(l3 + len, softrc_icrc_calc(l3, true, len));
-	EXPECT_TRUE(softrc_icrc_check(l3, true, len));
+	EXPECT_EQ(ref_icrc(l3, true, len), softrc_eng_icrc_calc(l3, true, len));
+	softrc_icrc_put(l3 + len, softrc_eng_icrc_calc(l3, true, len));
+	EXPECT_TRUE(softrc_eng_icrc_check(l3, true, len));
 	/* incremental: headers, then the payload in two pieces */
-	crc = softrc_icrc_begin(l3, true);
+	crc = softrc_eng_icrc_begin(l3, true);
 	crc = softrc_icrc_update(crc, l3 + 60, 5);
 	crc = softrc_icrc_update(crc, l3 + 65, len - 65);
 	EXPECT_EQ(ref_icrc(l3, true, len), softrc_icrc_final(crc));
 	/* IPv4 and IPv6 framings of the same transport packet differ */
-	EXPECT_NE(softrc_icrc_calc(l3, false, len), softrc_icrc_calc(l3, true, len));
+	EXPECT_NE(softrc_eng_icrc_calc(l3, false, len), softrc_eng_icrc_calc(l3, true, len));
 }
 
 TEST(icrc_ipv6_masked_fields_ignored)
@@ -403,15 +403,15 @@ TEST(icrc_check_detects_corruption)
 	u8 l3[256];
 	u32 len = mk_frame(l3, false, 40);
 
-	softrc_icrc_put(l3 + len, softrc_icrc_calc(l3, false, len));
-	EXPECT_TRUE(softrc_icrc_check(l3, false, len));
+	softrc_icrc_put(l3 + len, softrc_eng_icrc_calc(l3, false, len));
+	EXPECT_TRUE(softrc_eng_icrc_check(l3, false, len));
 	l3[len] ^= 1;				/* the ICRC itself */
-	EXPECT_FALSE(softrc_icrc_check(l3, false, len));
+	EXPECT_FALSE(softrc_eng_icrc_check(l3, false, len));
 	l3[len] ^= 1;
 	l3[len - 1] ^= 0x40;			/* the pad */
-	EXPECT_FALSE(softrc_icrc_check(l3, false, len));
+	EXPECT_FALSE(softrc_eng_icrc_check(l3, false, len));
 	l3[len - 1] ^= 0x40;
-	EXPECT_FALSE(softrc_icrc_check(l3, false, 20));	/* shorter than headers */
+	EXPECT_FALSE(softrc_eng_icrc_check(l3, false, 20));	/* shorter than headers */
 }
 
 TEST_HARNESS_MAIN

@@ -90,7 +90,7 @@ TEST(opcode_codes_and_names)
 
 		ASSERT_NE(NULL, op);
 		EXPECT_STREQ(ibta[i].name, op->name);
-		EXPECT_STREQ(ibta[i].name, softrc_opcode_name(ibta[i].code));
+		EXPECT_STREQ(ibta[i].name, softrc_eng_opcode_name(ibta[i].code));
 	}
 }
 
@@ -234,9 +234,9 @@ static void check_enum(struct __test_metadata *_metadata, int code,
 		       int enum_val, const char *name, u32 flags, u32 hdr_len)
 {
 	EXPECT_EQ(code, enum_val);
-	EXPECT_STREQ(name, softrc_opcode_name(code));
-	EXPECT_EQ(flags, softrc_opcode_table[code].flags);
-	EXPECT_EQ(hdr_len, softrc_opcode_table[code].hdr_len);
+	EXPECT_STREQ(name, softrc_eng_opcode_name(code));
+	EXPECT_EQ(flags, softrc_eng_opcode_table[code].flags);
+	EXPECT_EQ(hdr_len, softrc_eng_opcode_table[code].hdr_len);
 }
 
 #define CHECK_ENUM(nm, c, f) \
@@ -258,8 +258,8 @@ TEST(opcode_holes_return_null)
 
 	for (i = 0; i < ARRAY_SIZE(holes); i++) {
 		EXPECT_EQ(NULL, softrc_opcode_get(holes[i]));
-		EXPECT_STREQ("UNKNOWN", softrc_opcode_name(holes[i]));
-		EXPECT_EQ(NULL, softrc_opcode_table[holes[i]].name);
+		EXPECT_STREQ("UNKNOWN", softrc_eng_opcode_name(holes[i]));
+		EXPECT_EQ(NULL, softrc_eng_opcode_table[holes[i]].name);
 	}
 }
 
@@ -276,7 +276,7 @@ TEST(opcode_non_rc_only_uc_and_ud_sends)
 		if (code <= 0x2b || code == 0x64 || code == 0x65)
 			continue;
 		EXPECT_EQ(NULL, softrc_opcode_get(code)) TH_LOG("0x%02x", code);
-		EXPECT_STREQ("UNKNOWN", softrc_opcode_name(code));
+		EXPECT_STREQ("UNKNOWN", softrc_eng_opcode_name(code));
 	}
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * softrc_parse() / softrc_build_hdrs(): round trips for every opcode, one
+ * softrc_parse() / softrc_eng_build_hdrs(): round trips for every opcode, one
  * test per reject reason, the accept cases around them, and bounds (the
  * parser never reads past hdr_avail; the builder never past hdr_len).
  *
@@ -40,7 +40,7 @@ static u32 op_flags(u8 opcode)
  */
 static u32 mk(u8 *buf, const struct softrc_pkt *p)
 {
-	u32 n = softrc_build_hdrs(p, buf), i;
+	u32 n = softrc_eng_build_hdrs(p, buf), i;
 	u32 pad = softrc_padcnt(p->payload_len);
 
 	for (i = 0; i < p->payload_len; i++)
@@ -222,7 +222,7 @@ TEST(parse_build_bytes_identical)
 			rand_pkt(&in, code, PMTU);
 			len = mk(pkt_buf, &in);
 			ASSERT_EQ(SOFTRC_PARSE_OK, parse_len(len, PMTU, &out));
-			n = softrc_build_hdrs(&out, again);
+			n = softrc_eng_build_hdrs(&out, again);
 			ASSERT_EQ(in.op->hdr_len, n);
 			EXPECT_EQ(0, memcmp(pkt_buf, again, n));
 		}
@@ -242,7 +242,7 @@ TEST(build_reserved_zero)
 		p.dqpn = 0xffffff;
 		p.psn = 0xffffff;
 		p.ackreq = true;
-		softrc_build_hdrs(&p, pkt_buf);
+		softrc_eng_build_hdrs(&p, pkt_buf);
 		EXPECT_EQ(SOFTRC_BTH_SE, pkt_buf[1] & ~SOFTRC_BTH_PAD_MASK);
 		EXPECT_EQ(0, pkt_buf[4]);		/* resv8a */
 		EXPECT_EQ(0x80, pkt_buf[8]);		/* AckReq, resv7 */
@@ -258,7 +258,7 @@ TEST(build_padcnt_from_payload)
 	for (len = 0; len < 8; len++) {
 		base_pkt(&p, SOFTRC_OP_SEND_ONLY, len);
 		p.padcnt = 3 - want[len];	/* ignored */
-		softrc_build_hdrs(&p, pkt_buf);
+		softrc_eng_build_hdrs(&p, pkt_buf);
 		EXPECT_EQ(want[len], (pkt_buf[1] & SOFTRC_BTH_PAD_MASK) >>
 				     SOFTRC_BTH_PAD_SHIFT);
 		EXPECT_EQ(want[len], softrc_padcnt(len));
@@ -272,9 +272,9 @@ TEST(build_bad_opcode_returns_0)
 	base_pkt(&p, SOFTRC_OP_SEND_ONLY, 0);
 	memset(pkt_buf, 0x5a, 16);
 	p.opcode = 0x15;
-	EXPECT_EQ(0u, softrc_build_hdrs(&p, pkt_buf));
+	EXPECT_EQ(0u, softrc_eng_build_hdrs(&p, pkt_buf));
 	p.opcode = 0x44;	/* RD: not spoken */
-	EXPECT_EQ(0u, softrc_build_hdrs(&p, pkt_buf));
+	EXPECT_EQ(0u, softrc_eng_build_hdrs(&p, pkt_buf));
 	EXPECT_EQ(0x5a, pkt_buf[0]);
 }
 
@@ -293,7 +293,7 @@ TEST(build_writes_only_hdr_len)
 		buf = malloc(op->hdr_len);
 		ASSERT_NE(NULL, buf);
 		rand_pkt(&p, code, PMTU);
-		EXPECT_EQ(op->hdr_len, softrc_build_hdrs(&p, buf));
+		EXPECT_EQ(op->hdr_len, softrc_eng_build_hdrs(&p, buf));
 		free(buf);
 	}
 }
@@ -316,7 +316,7 @@ TEST(build_matches_wire_layout)
 	p.va = 0x6deb000;
 	p.dma_len = 64;
 	p.imm = cpu_to_be32(0xbeef);
-	ASSERT_EQ(sizeof(want), softrc_build_hdrs(&p, pkt_buf));
+	ASSERT_EQ(sizeof(want), softrc_eng_build_hdrs(&p, pkt_buf));
 	EXPECT_EQ(0, memcmp(want, pkt_buf, sizeof(want)));
 }
 
@@ -386,20 +386,20 @@ TEST(status_names)
 	int i, j;
 
 	EXPECT_EQ(0, SOFTRC_PARSE_OK);
-	EXPECT_STREQ("OK", softrc_parse_status_name(SOFTRC_PARSE_OK));
+	EXPECT_STREQ("OK", softrc_eng_parse_status_name(SOFTRC_PARSE_OK));
 	EXPECT_STREQ("BAD_OPCODE",
-		     softrc_parse_status_name(SOFTRC_PARSE_BAD_OPCODE));
-	EXPECT_STREQ("?", softrc_parse_status_name(-1));
-	EXPECT_STREQ("?", softrc_parse_status_name(SOFTRC_PARSE_NR));
-	EXPECT_STREQ("?", softrc_parse_status_desc(SOFTRC_PARSE_NR));
+		     softrc_eng_parse_status_name(SOFTRC_PARSE_BAD_OPCODE));
+	EXPECT_STREQ("?", softrc_eng_parse_status_name(-1));
+	EXPECT_STREQ("?", softrc_eng_parse_status_name(SOFTRC_PARSE_NR));
+	EXPECT_STREQ("?", softrc_eng_parse_status_desc(SOFTRC_PARSE_NR));
 	for (i = 0; i < SOFTRC_PARSE_NR; i++) {
-		ASSERT_NE(NULL, softrc_parse_status_name(i));
-		ASSERT_NE(NULL, softrc_parse_status_desc(i));
+		ASSERT_NE(NULL, softrc_eng_parse_status_name(i));
+		ASSERT_NE(NULL, softrc_eng_parse_status_desc(i));
 		for (j = 0; j < i; j++) {
-			EXPECT_STRNE(softrc_parse_status_name(i),
-				     softrc_parse_status_name(j));
-			EXPECT_STRNE(softrc_parse_status_desc(i),
-				     softrc_parse_status_desc(j));
+			EXPECT_STRNE(softrc_eng_parse_status_name(i),
+				     softrc_eng_parse_status_name(j));
+			EXPECT_STRNE(softrc_eng_parse_status_desc(i),
+				     softrc_eng_parse_status_desc(j));
 		}
 	}
 }

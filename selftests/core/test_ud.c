@@ -339,12 +339,12 @@ TEST(ud_parse_transport_must_match)
 	in.op = softrc_opcode_get(in.opcode);
 	in.dqpn = 0x77;
 	in.pkey = 0xffff;
-	hl = softrc_build_hdrs(&in, buf);
+	hl = softrc_eng_build_hdrs(&in, buf);
 	ASSERT_EQ(SOFTRC_BTH_BYTES + SOFTRC_DETH_BYTES + SOFTRC_IMMDT_BYTES, hl);
 	len = hl + 300 + SOFTRC_ICRC_BYTES;
 	memset(buf + hl, 0, 300 + SOFTRC_ICRC_BYTES);
-	ASSERT_EQ(SOFTRC_PARSE_OK, softrc_parse_qp(buf, hl, len, 4096,
-						   SOFTRC_OPCODE_UD, &out));
+	ASSERT_EQ(SOFTRC_PARSE_OK, softrc_eng_parse_qp(buf, hl, len, 4096,
+						       SOFTRC_OPCODE_UD, &out));
 	EXPECT_EQ(QKEY, out.qkey);
 	EXPECT_EQ(0xabcdef, out.sqpn);
 	EXPECT_EQ(0x55667788, out.imm);
@@ -354,18 +354,18 @@ TEST(ud_parse_transport_must_match)
 							   &out));
 	/* above the MTU the receiver allows */
 	EXPECT_EQ(SOFTRC_PARSE_PAYLOAD_GT_PMTU,
-		  softrc_parse_qp(buf, hl, len, 256, SOFTRC_OPCODE_UD, &out));
+		  softrc_eng_parse_qp(buf, hl, len, 256, SOFTRC_OPCODE_UD, &out));
 	/* the source QP's reserved top byte is not part of the number */
 	buf[SOFTRC_BTH_BYTES + 4] = 0xff;
-	ASSERT_EQ(SOFTRC_PARSE_OK, softrc_parse_qp(buf, hl, len, 4096,
-						   SOFTRC_OPCODE_UD, &out));
+	ASSERT_EQ(SOFTRC_PARSE_OK, softrc_eng_parse_qp(buf, hl, len, 4096,
+						       SOFTRC_OPCODE_UD, &out));
 	EXPECT_EQ(0xabcdef, out.sqpn);
 
 	rc.op = softrc_opcode_get(rc.opcode);
-	hl = softrc_build_hdrs(&rc, buf);
+	hl = softrc_eng_build_hdrs(&rc, buf);
 	len = hl + 8 + SOFTRC_ICRC_BYTES;
 	EXPECT_EQ(SOFTRC_PARSE_BAD_TRANSPORT,
-		  softrc_parse_qp(buf, hl, len, 4096, SOFTRC_OPCODE_UD, &out));
+		  softrc_eng_parse_qp(buf, hl, len, 4096, SOFTRC_OPCODE_UD, &out));
 	EXPECT_EQ(SOFTRC_PARSE_OK, softrc_parse(buf, hl, len, 4096, &out));
 }
 

@@ -312,9 +312,9 @@ TEST(vectors_icrc_all_frames)
 
 		EXPECT_EQ(vecs[i].icrc, softrc_icrc_get(r->l3 + len))
 			TH_LOG("frame %d trailer", i + 1);
-		EXPECT_EQ(vecs[i].icrc, softrc_icrc_calc(r->l3, false, len))
+		EXPECT_EQ(vecs[i].icrc, softrc_eng_icrc_calc(r->l3, false, len))
 			TH_LOG("frame %d", i + 1);
-		EXPECT_TRUE(softrc_icrc_check(r->l3, false, len));
+		EXPECT_TRUE(softrc_eng_icrc_check(r->l3, false, len));
 	}
 }
 
@@ -327,9 +327,9 @@ TEST(vectors_icrc_incremental)
 	VEC_LOAD(n);
 	for (i = 0; i < n; i++) {
 		const struct softrc_roce *r = &vec_roce[i];
-		u32 hlen = softrc_icrc_hdr_len(r->l3, false);
+		u32 hlen = softrc_eng_icrc_hdr_len(r->l3, false);
 		u32 end = r->l3_len - SOFTRC_ICRC_BYTES;
-		u32 crc = softrc_icrc_begin(r->l3, false);
+		u32 crc = softrc_eng_icrc_begin(r->l3, false);
 		u32 off = hlen, k = 0;
 
 		ASSERT_EQ(40u, hlen);	/* IPv4 20 + UDP 8 + BTH 12 */
@@ -456,7 +456,7 @@ TEST(vectors_rebuild_headers)
 		ASSERT_EQ(SOFTRC_PARSE_OK, softrc_parse(r->bth, r->pkt_len,
 							r->pkt_len, VEC_PMTU, &pkt));
 		memset(buf, 0xa5, sizeof(buf));
-		len = softrc_build_hdrs(&pkt, buf);
+		len = softrc_eng_build_hdrs(&pkt, buf);
 		ASSERT_EQ(pkt.op->hdr_len, len);
 		EXPECT_EQ(0, memcmp(buf, r->bth, len)) TH_LOG("frame %d", i + 1);
 		EXPECT_EQ(0xa5, buf[len]);
@@ -480,13 +480,13 @@ TEST(vectors_rebuild_frames)
 		ASSERT_LE(r->l3_len, sizeof(l3));
 		memset(l3, 0xee, sizeof(l3));
 		memcpy(l3, r->l3, ip_udp);
-		len = softrc_build_hdrs(&pkt, l3 + ip_udp);
+		len = softrc_eng_build_hdrs(&pkt, l3 + ip_udp);
 		memcpy(l3 + ip_udp + len, r->bth + len, pkt.payload_len);
 		end = ip_udp + len + pkt.payload_len;
 		memset(l3 + end, 0, softrc_padcnt(pkt.payload_len));
 		end += softrc_padcnt(pkt.payload_len);
 		ASSERT_EQ(r->l3_len - SOFTRC_ICRC_BYTES, end);
-		softrc_icrc_put(l3 + end, softrc_icrc_calc(l3, false, end));
+		softrc_icrc_put(l3 + end, softrc_eng_icrc_calc(l3, false, end));
 		EXPECT_EQ(0, memcmp(l3, r->l3, r->l3_len)) TH_LOG("frame %d", i + 1);
 	}
 }

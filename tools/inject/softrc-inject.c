@@ -150,7 +150,7 @@ static u32 build(const struct spec *s, u32 psn, u8 *buf)
 	put16(udp + 4, (u16)(UDP_HDR + tlen));
 
 	softrc_icrc_put(buf + len - SOFTRC_ICRC_BYTES,
-			softrc_icrc_calc(ip, false, len - SOFTRC_ICRC_BYTES));
+			softrc_eng_icrc_calc(ip, false, len - SOFTRC_ICRC_BYTES));
 
 	/* UDP checksum last: it covers the ICRC; masked in the ICRC */
 	sum = csum_add(0, ip + 12, 8) + IPPROTO_UDP + UDP_HDR + tlen;
@@ -310,7 +310,7 @@ static int send_all(struct spec *s, bool raw, bool hex, bool have_src,
 		len = build(s, psn, buf);
 		if (hex) {
 			printf("# packet %u: %s psn %u, %u bytes\n", i,
-			       softrc_opcode_name(s->opcode), psn, len);
+			       softrc_eng_opcode_name(s->opcode), psn, len);
 			hexdump(buf, len);
 			continue;
 		}
@@ -327,7 +327,7 @@ static int send_all(struct spec *s, bool raw, bool hex, bool have_src,
 		close(fd);
 	if (!hex)
 		fprintf(stderr, "softrc-inject: %u x %s to %s qpn %u psn %u%s (%s)\n",
-			count, softrc_opcode_name(s->opcode), inet_ntoa(s->dst),
+			count, softrc_eng_opcode_name(s->opcode), inet_ntoa(s->dst),
 			s->qpn, s->psn, count > 1 ? "..." : "",
 			raw ? "raw" : "udp");
 	return 0;
@@ -353,7 +353,7 @@ static bool st_ok(bool cond, const char *fmt, ...)
 /* Build @s, then check the ICRC and the core's parse of it. */
 static void st_case(const struct spec *s)
 {
-	const char *name = softrc_opcode_name(s->opcode);
+	const char *name = softrc_eng_opcode_name(s->opcode);
 	static u8 buf[PKT_MAX];
 	u32 len = build(s, s->psn, buf), tlen = len - IP_HDR - UDP_HDR;
 	const u8 *bth = buf + IP_HDR + UDP_HDR;
@@ -361,30 +361,30 @@ static void st_case(const struct spec *s)
 	int st;
 	bool f;
 
-	st_ok(softrc_icrc_check(buf, false, len - SOFTRC_ICRC_BYTES),
+	st_ok(softrc_eng_icrc_check(buf, false, len - SOFTRC_ICRC_BYTES),
 	      "%s: ICRC verifies", name);
 	/* the kernel may change TTL, TOS and the IP checksum: masked */
 	buf[1] ^= 0xb8;
 	buf[8] ^= 0x3f;
 	buf[10] ^= 0x5a;
 	buf[IP_HDR + 6] ^= 0x77;	/* UDP checksum */
-	f = softrc_icrc_check(buf, false, len - SOFTRC_ICRC_BYTES);
+	f = softrc_eng_icrc_check(buf, false, len - SOFTRC_ICRC_BYTES);
 	buf[1] ^= 0xb8;
 	buf[8] ^= 0x3f;
 	buf[10] ^= 0x5a;
 	buf[IP_HDR + 6] ^= 0x77;
 	st_ok(f, "%s: ICRC still verifies with TOS, TTL and checksums changed", name);
 	buf[16] ^= 1;			/* destination address */
-	f = softrc_icrc_check(buf, false, len - SOFTRC_ICRC_BYTES);
+	f = softrc_eng_icrc_check(buf, false, len - SOFTRC_ICRC_BYTES);
 	buf[16] ^= 1;
 	st_ok(!f, "%s: ICRC fails with the destination address changed", name);
 	buf[IP_HDR + 1] ^= 1;		/* UDP source port */
-	f = softrc_icrc_check(buf, false, len - SOFTRC_ICRC_BYTES);
+	f = softrc_eng_icrc_check(buf, false, len - SOFTRC_ICRC_BYTES);
 	buf[IP_HDR + 1] ^= 1;
 	st_ok(!f, "%s: ICRC fails with the UDP source port changed", name);
 	st = softrc_parse(bth, tlen, tlen, 256, &pkt);
 	if (!st_ok(st == SOFTRC_PARSE_OK, "%s: the core's parser accepts it (%s)",
-		   name, softrc_parse_status_name(st)))
+		   name, softrc_eng_parse_status_name(st)))
 		return;
 	st_ok(pkt.opcode == s->opcode && pkt.dqpn == s->qpn &&
 	      pkt.psn == s->psn && pkt.pkey == s->pkey && pkt.se == s->se &&
@@ -541,6 +541,6 @@ int main(int argc, char **argv)
 	if (raw && !s.sport)
 		s.sport = 49152;
 	if (s.payload && !(softrc_opcode_get(s.opcode)->flags & SOFTRC_OPF_PAYLOAD))
-		die("--payload: %s carries no payload", softrc_opcode_name(s.opcode));
+		die("--payload: %s carries no payload", softrc_eng_opcode_name(s.opcode));
 	return send_all(&s, raw, hex, have_src, count);
 }

@@ -217,7 +217,7 @@ static u32 sim_trailer(struct sim *sim, const u8 *l3, u32 len)
 {
 	if (sim->fast_csum)
 		return sim_fast_csum(l3 + SIM_L3_BYTES, len - SIM_L3_BYTES);
-	return softrc_icrc_calc(l3, false, len);
+	return softrc_eng_icrc_calc(l3, false, len);
 }
 
 /* @extra: bytes appended after the pad (2 makes a malformed packet). */
@@ -237,7 +237,7 @@ static struct sim_pkt *sim_serialise(struct sim_ep *ep,
 	p->dst = !ep->id;
 	bth = p->data + SIM_L3_BYTES;
 	sim_fill_l3(p->data, len);
-	if (softrc_build_hdrs(pkt, bth) != hlen)
+	if (softrc_eng_build_hdrs(pkt, bth) != hlen)
 		sim_violation(ep->sim, "build_hdrs length", pkt->opcode, hlen);
 	if (plen)
 		memcpy(bth + hlen, sim_buf_ptr(ep, pl), plen);
@@ -307,7 +307,7 @@ static int sim_xmit(void *ctx, const struct softrc_pkt *pkt,
 		fprintf(stderr,
 			"%10llu ep%d %-32s psn %06x%s syn %02x msn %u len %u va %llx dma %u%s%s\n",
 			(unsigned long long)sim->now, ep->id,
-			softrc_opcode_name(pkt->opcode), pkt->psn,
+			softrc_eng_opcode_name(pkt->opcode), pkt->psn,
 			pkt->ackreq ? " A" : "  ", pkt->syndrome, pkt->msn,
 			pkt->payload_len, (unsigned long long)pkt->va,
 			pkt->dma_len, drop ? " DROP" : "",

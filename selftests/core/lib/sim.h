@@ -7,7 +7,7 @@
  * clock that fires the engine's timers.
  *
  * Context: host user space only (libc, malloc). Packets cross the link as
- * real bytes: softrc_build_hdrs() + payload + pad + ICRC over a fake
+ * real bytes: softrc_eng_build_hdrs() + payload + pad + ICRC over a fake
  * IPv4/UDP header; the receiving side checks the ICRC (a bad one is
  * dropped and counted) and runs softrc_parse() before softrc_eng_rx().
  */

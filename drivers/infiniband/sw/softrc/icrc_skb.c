@@ -10,7 +10,7 @@
  *
  *  - crypto: the crypto API's "crc32" shash, crc32-pclmul on x86 CPUs
  *    with PCLMULQDQ, several GB/s on hardware;
- *  - fold: core/icrc.c's softrc_crc32_fold(), which reduces the payload
+ *  - fold: core/icrc.c's softrc_eng_crc32_fold(), which reduces the payload
  *    64 bits at a time by shifts and XORs, with no table.
  *
  * Which one wins depends on the machine, not just the CPU flags: an
@@ -63,7 +63,7 @@ static u32 softrc_crc_crypto(u32 reg, const void *p, u32 len)
 	desc->tfm = softrc_crc_tfm;
 	*(u32 *)shash_desc_ctx(desc) = reg;
 	if (crypto_shash_update(desc, p, len))
-		return softrc_crc32_fold(reg, p, len);
+		return softrc_eng_crc32_fold(reg, p, len);
 	return *(u32 *)shash_desc_ctx(desc);
 }
 
@@ -78,14 +78,14 @@ static u32 softrc_crc_crypto(u32 reg, const void *p, u32 len)
 u32 softrc_net_crc(u32 reg, const void *p, u32 len)
 {
 	if (static_branch_unlikely(&softrc_crc_fold_on))
-		return softrc_crc32_fold(reg, p, len);
+		return softrc_eng_crc32_fold(reg, p, len);
 	return softrc_crc_crypto(reg, p, len);
 }
 
 /* One CRC over the first @len bytes of @buf: its register. */
 static u32 softrc_crc_run(bool fold, u8 *buf, u32 len)
 {
-	return fold ? softrc_crc32_fold(~0u, buf, len) :
+	return fold ? softrc_eng_crc32_fold(~0u, buf, len) :
 		      softrc_crc_crypto(~0u, buf, len);
 }
 
@@ -181,7 +181,7 @@ enum softrc_icrc_verdict softrc_icrc_rx_check(struct sk_buff *skb, bool ipv6)
 	u8 opcode;
 	u32 crc;
 
-	crc = softrc_icrc_begin(skb_network_header(skb), ipv6);
+	crc = softrc_eng_icrc_begin(skb_network_header(skb), ipv6);
 	crc = softrc_skb_crc(skb, body, len - body, crc);
 	t = skb_header_pointer(skb, len, SOFTRC_ICRC_BYTES, &trailer);
 	if (!t)
@@ -217,7 +217,7 @@ void softrc_icrc_tx(struct sk_buff *skb, bool ipv6)
 	u32 crc;
 
 	crc = softrc_skb_crc(skb, hoff, end - hoff,
-			     softrc_icrc_begin(skb->data, ipv6));
+			     softrc_eng_icrc_begin(skb->data, ipv6));
 	if (skb->data[bth] == SOFTRC_OP_FLUSH &&
 	    READ_ONCE(softrc_flush_icrc_rxe))
 		crc = softrc_skb_crc(skb, bth, end - bth, crc);

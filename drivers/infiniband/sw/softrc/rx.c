@@ -182,9 +182,9 @@ static bool softrc_rx_mcast(struct softrc_rx *rx)
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
 				       (struct in6_addr *)mgid.raw);
 	/* one verdict for all: every member is a UD QP */
-	rx->status = softrc_parse_qp(rx->bth, skb_headlen(skb) - udp,
-				     skb->len - udp, SOFTRC_PMTU_MAX,
-				     SOFTRC_OPCODE_UD, &rx->pkt);
+	rx->status = softrc_eng_parse_qp(rx->bth, skb_headlen(skb) - udp,
+					 skb->len - udp, SOFTRC_PMTU_MAX,
+					 SOFTRC_OPCODE_UD, &rx->pkt);
 	list_for_each_entry_rcu(mc, &rx->sdev->dp->mc_list, node) {
 		if (memcmp(&mc->mgid, &mgid, sizeof(mgid)) ||
 		    !refcount_inc_not_zero(&mc->qp->ref))
@@ -250,10 +250,10 @@ static bool softrc_rx_skb(struct softrc_dev *sdev, struct sk_buff *skb)
 		return false;
 	}
 	/* a UD receiver takes any size up to 4096: its WQE bounds it */
-	rx.status = softrc_parse_qp(rx.bth, skb_headlen(skb) - udp,
-				    skb->len - udp,
-				    softrc_qp_is_ud(qp) ? SOFTRC_PMTU_MAX :
-				    qp->pmtu, softrc_qp_transport(qp), &rx.pkt);
+	rx.status = softrc_eng_parse_qp(rx.bth, skb_headlen(skb) - udp,
+					skb->len - udp,
+					softrc_qp_is_ud(qp) ? SOFTRC_PMTU_MAX :
+					qp->pmtu, softrc_qp_transport(qp), &rx.pkt);
 	softrc_rx_qp(qp, &rx);
 	softrc_qp_put(qp);
 	return !rx.status;

@@ -281,7 +281,7 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp,
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, head);
-	l4len = softrc_build_hdrs(pkt, skb->data);
+	l4len = softrc_eng_build_hdrs(pkt, skb->data);
 	skb_put(skb, l4len);
 	l4len += sizeof(struct udphdr) + plen + softrc_padcnt(plen) +
 		 SOFTRC_ICRC_BYTES;

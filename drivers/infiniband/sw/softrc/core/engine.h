@@ -415,7 +415,7 @@ enum softrc_eng_retry_reason {
 /**
  * struct softrc_eng_ops - what the engine asks of the glue
  * @xmit:	send one packet: @pkt holds every header field (the glue
- *		serialises it with softrc_build_hdrs()), @payload says where
+ *		serialises it with softrc_eng_build_hdrs()), @payload says where
  *		its pkt->payload_len bytes come from (kind NONE if none).
  *		Returns 0 (sent, or dropped for a transient reason the
  *		retransmission covers), or SOFTRC_E_MEM: the payload's memory

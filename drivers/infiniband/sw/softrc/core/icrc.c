@@ -18,7 +18,7 @@
 #define SOFTRC_ICRC_PREFIX_BYTES	8	/* masked LRH: all ones */
 #define SOFTRC_BTH_HDR_BYTES		12
 
-const u32 softrc_crc32_table[8][256] = {
+const u32 softrc_eng_crc32_table[8][256] = {
 	{
 		0x00000000, 0x77073096, 0xee0e612c, 0x990951ba, 0x076dc419, 0x706af48f,
 		0xe963a535, 0x9e6495a3, 0x0edb8832, 0x79dcb8a4, 0xe0d5e91e, 0x97d2d988,
@@ -383,7 +383,7 @@ const u32 softrc_crc32_table[8][256] = {
 
 static u32 softrc_crc32_byte(u32 reg, u8 b)
 {
-	return (reg >> 8) ^ softrc_crc32_table[0][(reg ^ b) & 0xff];
+	return (reg >> 8) ^ softrc_eng_crc32_table[0][(reg ^ b) & 0xff];
 }
 
 static u32 softrc_le32(const u8 *p)
@@ -397,17 +397,17 @@ static u32 softrc_crc32_word8(u32 reg, const u8 *p)
 	u32 lo = reg ^ softrc_le32(p);
 	u32 hi = softrc_le32(p + 4);
 
-	return softrc_crc32_table[7][lo & 0xff] ^
-	       softrc_crc32_table[6][(lo >> 8) & 0xff] ^
-	       softrc_crc32_table[5][(lo >> 16) & 0xff] ^
-	       softrc_crc32_table[4][lo >> 24] ^
-	       softrc_crc32_table[3][hi & 0xff] ^
-	       softrc_crc32_table[2][(hi >> 8) & 0xff] ^
-	       softrc_crc32_table[1][(hi >> 16) & 0xff] ^
-	       softrc_crc32_table[0][hi >> 24];
+	return softrc_eng_crc32_table[7][lo & 0xff] ^
+	       softrc_eng_crc32_table[6][(lo >> 8) & 0xff] ^
+	       softrc_eng_crc32_table[5][(lo >> 16) & 0xff] ^
+	       softrc_eng_crc32_table[4][lo >> 24] ^
+	       softrc_eng_crc32_table[3][hi & 0xff] ^
+	       softrc_eng_crc32_table[2][(hi >> 8) & 0xff] ^
+	       softrc_eng_crc32_table[1][(hi >> 16) & 0xff] ^
+	       softrc_eng_crc32_table[0][hi >> 24];
 }
 
-u32 softrc_crc32_update(u32 reg, const void *p, u32 len)
+u32 softrc_eng_crc32_update(u32 reg, const void *p, u32 len)
 {
 	const u8 *b = p;
 
@@ -419,7 +419,7 @@ u32 softrc_crc32_update(u32 reg, const void *p, u32 len)
 }
 
 /*
- * softrc_crc32_fold() - the same register update without table lookups
+ * softrc_eng_crc32_fold() - the same register update without table lookups
  *
  * Each byte the slice-by-8 loop above takes costs a table load. Where
  * loads are dear, as under an emulator's software MMU, that load is
@@ -465,7 +465,7 @@ static inline void softrc_xor_le64(u8 *p, u64 x)
 	memcpy(p, &v, sizeof(v));
 }
 
-u32 softrc_crc32_fold(u32 reg, const void *p, u32 len)
+u32 softrc_eng_crc32_fold(u32 reg, const void *p, u32 len)
 {
 	const u8 *b = p;
 	u64 o0 = reg, o1 = 0, o2 = 0, o3 = 0, o4 = 0;
@@ -473,7 +473,7 @@ u32 softrc_crc32_fold(u32 reg, const void *p, u32 len)
 	u32 words, i, n;
 
 	if (len < SOFTRC_CRC_FOLD_MIN)
-		return softrc_crc32_update(reg, p, len);
+		return softrc_eng_crc32_update(reg, p, len);
 	words = ((u64)len * 8 - SOFTRC_CRC_FOLD_BITS) / 64;
 	for (i = 0; i < words; i++, b += 8) {
 		u64 v = softrc_le64(b) ^ o0;
@@ -492,7 +492,7 @@ u32 softrc_crc32_fold(u32 reg, const void *p, u32 len)
 	softrc_xor_le64(rest + 16, o2);
 	softrc_xor_le64(rest + 24, o3);
 	softrc_xor_le64(rest + 32, o4);
-	return softrc_crc32_update(0, rest, n);
+	return softrc_eng_crc32_update(0, rest, n);
 }
 
 static u32 softrc_ip_hdr_len(const void *l3, bool ipv6)
@@ -505,7 +505,7 @@ static u32 softrc_ip_hdr_len(const void *l3, bool ipv6)
 	return ihl < SOFTRC_IPV4_HDR_BYTES ? SOFTRC_IPV4_HDR_BYTES : ihl;
 }
 
-u32 softrc_icrc_hdr_len(const void *l3, bool ipv6)
+u32 softrc_eng_icrc_hdr_len(const void *l3, bool ipv6)
 {
 	return softrc_ip_hdr_len(l3, ipv6) + SOFTRC_UDP_HDR_BYTES +
 	       SOFTRC_BTH_HDR_BYTES;
@@ -522,9 +522,9 @@ static u32 softrc_icrc_ipv4(u32 reg, const u8 *ip)
 	h[8] = 0xff;
 	h[10] = 0xff;
 	h[11] = 0xff;
-	reg = softrc_crc32_update(reg, h, sizeof(h));
+	reg = softrc_eng_crc32_update(reg, h, sizeof(h));
 	/* options, if any, are invariant */
-	return softrc_crc32_update(reg, ip + sizeof(h), len - sizeof(h));
+	return softrc_eng_crc32_update(reg, ip + sizeof(h), len - sizeof(h));
 }
 
 /* IPv6: traffic class and flow label (bits 27..0), hop limit masked. */
@@ -538,10 +538,10 @@ static u32 softrc_icrc_ipv6(u32 reg, const u8 *ip)
 	h[2] = 0xff;
 	h[3] = 0xff;
 	h[7] = 0xff;
-	return softrc_crc32_update(reg, h, sizeof(h));
+	return softrc_eng_crc32_update(reg, h, sizeof(h));
 }
 
-u32 softrc_icrc_begin(const void *l3, bool ipv6)
+u32 softrc_eng_icrc_begin(const void *l3, bool ipv6)
 {
 	static const u8 prefix[SOFTRC_ICRC_PREFIX_BYTES] = {
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
@@ -549,33 +549,33 @@ u32 softrc_icrc_begin(const void *l3, bool ipv6)
 	const u8 *p = l3;
 	u8 udp[SOFTRC_UDP_HDR_BYTES];
 	u8 bth[SOFTRC_BTH_HDR_BYTES];
-	u32 reg = softrc_crc32_update(~0u, prefix, sizeof(prefix));
+	u32 reg = softrc_eng_crc32_update(~0u, prefix, sizeof(prefix));
 
 	reg = ipv6 ? softrc_icrc_ipv6(reg, p) : softrc_icrc_ipv4(reg, p);
 	p += softrc_ip_hdr_len(l3, ipv6);
 	memcpy(udp, p, sizeof(udp));
 	udp[6] = 0xff;		/* UDP checksum */
 	udp[7] = 0xff;
-	reg = softrc_crc32_update(reg, udp, sizeof(udp));
+	reg = softrc_eng_crc32_update(reg, udp, sizeof(udp));
 	p += sizeof(udp);
 	memcpy(bth, p, sizeof(bth));
 	bth[4] = 0xff;		/* BTH resv8a */
-	return softrc_crc32_update(reg, bth, sizeof(bth));
+	return softrc_eng_crc32_update(reg, bth, sizeof(bth));
 }
 
-u32 softrc_icrc_calc(const void *l3, bool ipv6, u32 len)
+u32 softrc_eng_icrc_calc(const void *l3, bool ipv6, u32 len)
 {
-	u32 hlen = softrc_icrc_hdr_len(l3, ipv6);
-	u32 reg = softrc_icrc_begin(l3, ipv6);
+	u32 hlen = softrc_eng_icrc_hdr_len(l3, ipv6);
+	u32 reg = softrc_eng_icrc_begin(l3, ipv6);
 
 	reg = softrc_icrc_update(reg, (const u8 *)l3 + hlen, len - hlen);
 	return softrc_icrc_final(reg);
 }
 
-bool softrc_icrc_check(const void *l3, bool ipv6, u32 len)
+bool softrc_eng_icrc_check(const void *l3, bool ipv6, u32 len)
 {
-	if (len < softrc_icrc_hdr_len(l3, ipv6))
+	if (len < softrc_eng_icrc_hdr_len(l3, ipv6))
 		return false;
-	return softrc_icrc_calc(l3, ipv6, len) ==
+	return softrc_eng_icrc_calc(l3, ipv6, len) ==
 	       softrc_icrc_get((const u8 *)l3 + len);
 }

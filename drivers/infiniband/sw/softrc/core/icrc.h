@@ -6,7 +6,7 @@
  * Context: pure functions on caller-owned memory, safe in any context;
  * never sleeps. Incremental so the glue can feed sk_buff fragments:
  *
- *	crc = softrc_icrc_begin(l3, ipv6);	  IP + UDP + BTH, masked
+ *	crc = softrc_eng_icrc_begin(l3, ipv6);	  IP + UDP + BTH, masked
  *	crc = softrc_icrc_update(crc, p, len);	  ext headers, payload, pad
  *	icrc = softrc_icrc_final(crc);
  *	ok = icrc == softrc_icrc_get(trailer);	  or softrc_icrc_put()
@@ -28,27 +28,27 @@
 #define SOFTRC_UDP_HDR_BYTES	8
 
 /* slice-by-8 tables of the reflected CRC-32 polynomial 0xEDB88320 */
-extern const u32 softrc_crc32_table[8][256];
+extern const u32 softrc_eng_crc32_table[8][256];
 
 /* Raw CRC-32 register update (no pre/post inversion). */
-u32 softrc_crc32_update(u32 reg, const void *p, u32 len);
+u32 softrc_eng_crc32_update(u32 reg, const void *p, u32 len);
 
 /* The same update, by shifts and XORs instead of tables (icrc.c). */
-u32 softrc_crc32_fold(u32 reg, const void *p, u32 len);
+u32 softrc_eng_crc32_fold(u32 reg, const void *p, u32 len);
 
 /*
- * Bytes softrc_icrc_begin() reads at @l3: IP header (IPv4: IHL * 4,
+ * Bytes softrc_eng_icrc_begin() reads at @l3: IP header (IPv4: IHL * 4,
  * options included; IPv6: 40, no extension headers), UDP header and BTH.
  */
-u32 softrc_icrc_hdr_len(const void *l3, bool ipv6);
+u32 softrc_eng_icrc_hdr_len(const void *l3, bool ipv6);
 
 /* Start an ICRC: the prefix and the masked IP, UDP and BTH headers. */
-u32 softrc_icrc_begin(const void *l3, bool ipv6);
+u32 softrc_eng_icrc_begin(const void *l3, bool ipv6);
 
 /* Continue with @len bytes at @p (extension headers, payload, pad). */
 static inline u32 softrc_icrc_update(u32 crc, const void *p, u32 len)
 {
-	return softrc_crc32_update(crc, p, len);
+	return softrc_eng_crc32_update(crc, p, len);
 }
 
 /* The ICRC value of a finished computation. */
@@ -77,11 +77,11 @@ static inline void softrc_icrc_put(void *trailer, u32 icrc)
 
 /*
  * ICRC of a contiguous packet: @len bytes from the IP header up to, not
- * including, the ICRC (@len >= softrc_icrc_hdr_len()).
+ * including, the ICRC (@len >= softrc_eng_icrc_hdr_len()).
  */
-u32 softrc_icrc_calc(const void *l3, bool ipv6, u32 len);
+u32 softrc_eng_icrc_calc(const void *l3, bool ipv6, u32 len);
 
 /* True if the 4 bytes after the @len bytes at @l3 hold the right ICRC. */
-bool softrc_icrc_check(const void *l3, bool ipv6, u32 len);
+bool softrc_eng_icrc_check(const void *l3, bool ipv6, u32 len);
 
 #endif /* SOFTRC_CORE_ICRC_H */

@@ -24,11 +24,11 @@
 		},							\
 	},
 
-const struct softrc_opcode_info softrc_opcode_table[SOFTRC_OPCODE_TABLE_NR] = {
+const struct softrc_opcode_info softrc_eng_opcode_table[SOFTRC_OPCODE_TABLE_NR] = {
 	SOFTRC_OPCODES(SOFTRC__OPCODE_INFO)
 };
 
-const char *softrc_opcode_name(u8 opcode)
+const char *softrc_eng_opcode_name(u8 opcode)
 {
 	const struct softrc_opcode_info *info = softrc_opcode_get(opcode);
 

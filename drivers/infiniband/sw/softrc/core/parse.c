@@ -31,14 +31,14 @@ static const char *const softrc_parse_descs[SOFTRC_PARSE_NR] = {
 
 #undef SOFTRC__PARSE_DESC
 
-const char *softrc_parse_status_name(int status)
+const char *softrc_eng_parse_status_name(int status)
 {
 	if (status < 0 || status >= SOFTRC_PARSE_NR)
 		return "?";
 	return softrc_parse_names[status];
 }
 
-const char *softrc_parse_status_desc(int status)
+const char *softrc_eng_parse_status_desc(int status)
 {
 	if (status < 0 || status >= SOFTRC_PARSE_NR)
 		return "?";
@@ -296,8 +296,8 @@ static int softrc_check_ext(const struct softrc_pkt *pkt, const void *bth,
 	return SOFTRC_PARSE_OK;
 }
 
-int softrc_parse_qp(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
-		    u8 transport, struct softrc_pkt *pkt)
+int softrc_eng_parse_qp(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
+			u8 transport, struct softrc_pkt *pkt)
 {
 	int ret;
 
@@ -315,7 +315,7 @@ int softrc_parse_qp(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
 	return softrc_check_ext(pkt, bth, pmtu);
 }
 
-u32 softrc_build_hdrs(const struct softrc_pkt *pkt, void *buf)
+u32 softrc_eng_build_hdrs(const struct softrc_pkt *pkt, void *buf)
 {
 	const struct softrc_opcode_info *op = softrc_opcode_get(pkt->opcode);
 

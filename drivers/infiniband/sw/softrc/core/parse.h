@@ -8,7 +8,7 @@
  * Context: pure functions on caller-owned memory; called with or without
  * the QP lock, softirq or process context; never sleeps, never allocates.
  * softrc_parse() touches only the hdr_avail bytes it is given and *pkt;
- * softrc_build_hdrs() only the header bytes it writes.
+ * softrc_eng_build_hdrs() only the header bytes it writes.
  */
 #ifndef SOFTRC_CORE_PARSE_H
 #define SOFTRC_CORE_PARSE_H
@@ -56,7 +56,7 @@ enum softrc_parse_status {
 /* Smallest and largest path MTU the parser accepts (IB MTU 256..4096). */
 #define SOFTRC_PMTU_MIN		256
 #define SOFTRC_PMTU_MAX		4096
-/* Room softrc_build_hdrs() may write: the largest RC header is 40 B. */
+/* Room softrc_eng_build_hdrs() may write: the largest RC header is 40 B. */
 #define SOFTRC_HDRS_MAX		64
 
 /**
@@ -77,22 +77,22 @@ enum softrc_parse_status {
  *
  * Return: SOFTRC_PARSE_OK or the reject reason (enum softrc_parse_status).
  */
-int softrc_parse_qp(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
-		    u8 transport, struct softrc_pkt *pkt);
+int softrc_eng_parse_qp(const void *bth, u32 hdr_avail, u32 pkt_len, u32 pmtu,
+			u8 transport, struct softrc_pkt *pkt);
 
-/* softrc_parse_qp() for an RC QP */
+/* softrc_eng_parse_qp() for an RC QP */
 static inline int softrc_parse(const void *bth, u32 hdr_avail, u32 pkt_len,
 			       u32 pmtu, struct softrc_pkt *pkt)
 {
-	return softrc_parse_qp(bth, hdr_avail, pkt_len, pmtu, SOFTRC_OPCODE_RC,
-			       pkt);
+	return softrc_eng_parse_qp(bth, hdr_avail, pkt_len, pmtu, SOFTRC_OPCODE_RC,
+				   pkt);
 }
 
 /* "OK", "BAD_OPCODE", ...: the enum name without its prefix; "?" if unknown. */
-const char *softrc_parse_status_name(int status);
+const char *softrc_eng_parse_status_name(int status);
 
 /* "ok", "unknown RC opcode", ...: a description; "?" if unknown. */
-const char *softrc_parse_status_desc(int status);
+const char *softrc_eng_parse_status_desc(int status);
 
 /* PadCnt for a payload of @payload_len bytes: pad to a 4-byte multiple. */
 static inline u8 softrc_padcnt(u32 payload_len)
@@ -101,7 +101,7 @@ static inline u8 softrc_padcnt(u32 payload_len)
 }
 
 /**
- * softrc_build_hdrs() - write the BTH and extension headers of a packet
+ * softrc_eng_build_hdrs() - write the BTH and extension headers of a packet
  * @pkt:	opcode and field values (@pkt->op is ignored; the descriptor
  *		is looked up from @pkt->opcode); @pkt->padcnt is ignored and
  *		derived from @pkt->payload_len
@@ -113,6 +113,6 @@ static inline u8 softrc_padcnt(u32 payload_len)
  *
  * Return: the header length (the opcode's hdr_len), 0 for a bad opcode.
  */
-u32 softrc_build_hdrs(const struct softrc_pkt *pkt, void *buf);
+u32 softrc_eng_build_hdrs(const struct softrc_pkt *pkt, void *buf);
 
 #endif /* SOFTRC_CORE_PARSE_H */
