@@ -3,7 +3,8 @@
 #
 # Runs on the host and prints KTAP on stdout; exits non-zero if any test
 # fails.  Checks that tools/testing/vm/run.sh reports command status, fails on a
-# kernel WARNING, a panic and a timeout even when the command "passed",
+# kernel WARNING, a panic and a timeout even when the command "passed"
+# (a panic while booting gets one more boot first),
 # that the guest runs the SOFTRC_KVER kernel with its headers, sees the
 # repo, cwd and env, can modprobe Debian modules and has the rdma tools,
 # that boot is fast enough, and that pair mode links two guests.  VM
@@ -52,7 +53,7 @@ vm() {
 
 echo "TAP version 13"
 echo "# guest kernel: ${SOFTRC_KVER:-6.1}"
-echo "1..12"
+echo "1..13"
 
 # The first run may build the cache (download + initramfs); do it up front
 # so that cost does not land in a timed test.
@@ -90,6 +91,16 @@ vm panic 'echo c >/proc/sysrq-trigger; sleep 30'
 ok=1
 [[ $st == 125 ]] && grep -q 'guest kernel panic' "$logs/panic.log" && ok=0
 result $ok kernel_panic_fails_run "$logs/panic.log"
+
+# (c'') a panic while booting, before the command, gets one more boot
+# (rdinit=/nonexistent: no init and no root, so the kernel panics each
+# time); the second panic fails the run as a panic
+vm bootpanic --append "rdinit=/nonexistent" true
+ok=1
+[[ $st == 125 ]] && grep -q 'booting once more' "$logs/bootpanic.log" &&
+	[[ $(grep -c '^\[ *[0-9.]*\] Kernel panic - not syncing' "$logs/bootpanic.log") == 2 ]] &&
+	grep -q 'guest kernel panic' "$logs/bootpanic.log" && ok=0
+result $ok boot_panic_boots_once_more "$logs/bootpanic.log"
 
 # (d) a hung command hits the host-side timeout
 t0=$SECONDS
