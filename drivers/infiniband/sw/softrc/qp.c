@@ -582,12 +582,16 @@ static int softrc_qp_init_rq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 	return 0;
 }
 
+/*
+ * The pending-completion ring: room for a full SQ and RQ completing at
+ * once (a flush), which softrc_qp_pwc_room() guarantees, and as much
+ * again so that completions not yet handed to the CQ rarely hold back
+ * new WQEs (Documentation/softrc.rst, "Pending completions").
+ */
 static int softrc_qp_init_pwc(struct softrc_qp *qp)
 {
-	u32 n = 4 * (qp->sq_depth + qp->rq_depth) + 64;
+	u32 n = 2 * (qp->sq_depth + qp->rq_depth + 1);
 
-	if (qp->urq)
-		n += 2 * qp->max_recv_wr;
 	qp->pwc_size = roundup_pow_of_two(n);
 	qp->pwc = kvcalloc(qp->pwc_size, sizeof(*qp->pwc), GFP_KERNEL_ACCOUNT);
 	return qp->pwc ? 0 : -ENOMEM;
