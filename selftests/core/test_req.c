@@ -218,6 +218,39 @@ TEST(req_ackreq_probe_waits_while_busy)
 }
 
 /*
+ * An earlier AckReq still unanswered: its ACK is on its way (the
+ * application may be waiting for that completion to post more), so the
+ * probe waits; once that ACK came and the tail is still unrequested, it
+ * goes.
+ */
+TEST(req_ackreq_probe_waits_for_an_asked_ack)
+{
+	struct softrc_pkt p;
+	struct ct t;
+	u64 d;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(2, softrc_eng_tx(&t.qp, 0, 100));
+	EXPECT_TRUE(t.tx[0].ackreq);
+	EXPECT_FALSE(t.tx[1].ackreq);
+	d = t.deadline[SOFTRC_TIMER_ACKREQ];
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d);
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, d, 100));
+	EXPECT_EQ(0, t.qp.cnt.ackreq_probes);
+	EXPECT_EQ(d + 1000000, t.qp.req.deadline[SOFTRC_TIMER_ACKREQ]);
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, d + 1);
+	d = t.qp.req.deadline[SOFTRC_TIMER_ACKREQ];
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d);
+	EXPECT_EQ(1, t.qp.cnt.ackreq_probes);
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, d, 100));
+	EXPECT_EQ(1001, t.tx[2].psn);
+	EXPECT_TRUE(t.tx[2].ackreq);
+}
+
+/*
  * A short local ACK timeout: the probe looks after half of it, and a
  * QP that stays busy without asking for an ACK is probed an interval
  * before the retry timer, so it never waits for a timeout.

@@ -80,6 +80,7 @@ int softrc_eng_init(struct softrc_eng_qp *qp,
 	qp->req.psn_next = attr->sq_psn & SOFTRC_PSN_MASK;
 	qp->req.una = qp->req.psn_next;
 	qp->req.cur_psn = qp->req.psn_next;
+	qp->req.ackreq_psn = softrc_psn_add(qp->req.psn_next, SOFTRC_PSN_MASK);
 	qp->req.next_ssn = 1;
 	qp->req.retry_left = attr->retry_cnt;
 	qp->req.rnr_left = attr->rnr_retry;
@@ -473,6 +474,7 @@ int softrc_eng_modify(struct softrc_eng_qp *qp,
 		qp->req.psn_next = a->sq_psn;
 		qp->req.una = a->sq_psn;
 		qp->req.cur_psn = a->sq_psn;
+		qp->req.ackreq_psn = softrc_psn_add(a->sq_psn, SOFTRC_PSN_MASK);
 	}
 	if (mod->mask & SOFTRC_MODIFY_RETRY_CNT)
 		qp->req.retry_left = a->retry_cnt;

@@ -675,6 +675,8 @@ extern const char *const softrc_eng_resp_state_names[SOFTRC_RESP_NR];
  * @tail_unreq:	the newest PSN sent went without AckReq: the peer will
  *		not acknowledge it until a later request asks
  * @tx_since_arm: a request went out since the AckReq probe timer was set
+ * @ackreq_psn:	the last PSN of the newest packet sent with AckReq: while
+ *		it is unacknowledged, an ACK is on its way and the probe waits
  * @probing:	the send cursor was rewound for an AckReq probe (the packet
  *		it resends counts as a probe, not a retransmission)
  * @retry_left:	retries left before RETRY_EXC_ERR
@@ -704,6 +706,7 @@ struct softrc_eng_req {
 	u32 since_ackreq;
 	bool tail_unreq;
 	bool tx_since_arm;
+	u32 ackreq_psn;
 	bool probing;
 	u8 retry_left;
 	u8 rnr_left;

@@ -434,8 +434,10 @@ static void softrc_req_send_one(struct softrc_eng_qp *qp,
 	     (u32)softrc_psn_diff(end, req->una) >= qp->attr.max_unacked ||
 	     (again && end == req->psn_next)))
 		pkt.ackreq = true;
-	if (pkt.ackreq)
+	if (pkt.ackreq) {
 		req->since_ackreq = 0;
+		req->ackreq_psn = softrc_psn_add(end, SOFTRC_PSN_MASK);
+	}
 
 	if (again && req->probing)
 		req->probing = false;	/* counted as ackreq_probes */
@@ -535,11 +537,12 @@ static u64 softrc_req_probe_at(const struct softrc_eng_qp *qp, u64 now)
 }
 
 /*
- * The AckReq probe timer fired. A request went out since it was set:
- * the requester is not idle, look again one interval later (if that is
- * still before the retry timer). Else probe, unless an ACK came for the
- * newest PSN meanwhile. A go-back-N under way resends the newest PSN
- * with AckReq anyway.
+ * The AckReq probe timer fired. A request went out since it was set, or
+ * an earlier packet's AckReq is still unanswered (its ACK is on its way,
+ * and the requester may well be waiting for it to post more): look again
+ * one interval later, if that is still before the retry timer. Else
+ * probe, unless an ACK came for the newest PSN meanwhile. A go-back-N
+ * under way resends the newest PSN with AckReq anyway.
  */
 void softrc_eng_req_probe_fired(struct softrc_eng_qp *qp, u64 now)
 {
@@ -549,7 +552,7 @@ void softrc_eng_req_probe_fired(struct softrc_eng_qp *qp, u64 now)
 	if (!req->tail_unreq || req->una == req->psn_next ||
 	    req->state != SOFTRC_REQ_READY || req->cur_psn != req->psn_next)
 		return;
-	if (req->tx_since_arm) {
+	if (req->tx_since_arm || !softrc_psn_lt(req->ackreq_psn, req->una)) {
 		at = softrc_req_probe_at(qp, now);
 		if (at > now) {
 			req->tx_since_arm = false;
