@@ -19,26 +19,127 @@ set -u
 . "$(dirname "$0")/../../selftests/vm/lib.sh"
 . "$REPO/selftests/verbs/topo.sh"
 dmesg -n 1
-trap topo_cleanup EXIT
+tmp=$(mktemp /tmp/bench.XXXXXX)
+trap 'topo_cleanup; rm -f "$tmp" "$tmp".*' EXIT
 
 . "$REPO/tools/bench/commands.sh"
+. "$REPO/tools/bench/result.sh"
+
+# bench_pair TOOL ARGS...: one perftest server/client pair, the server on
+# DEV_B, the client on DEV_A, each under a time limit (BENCH_RUN_TIMEOUT
+# seconds, default 120, scaled to the VM's speed). RUN_OUT gets the
+# client's output; RUN_SRV the server's. Fails, RUN_WHY saying how, when
+# either side exits non-zero or times out.
+bench_pair() {
+	local cmd=$1 port=$((20000 + RANDOM % 20000)) t srv rc src
+	shift
+	t=$(tmo "${BENCH_RUN_TIMEOUT:-120}")
+	RUN_WHY=
+	$RUN_B timeout "$t" "$cmd" -d "$DEV_B" -x "$GID_B" -p "$port" "$@" -F -u 18 \
+		>"$tmp.srv" 2>&1 &
+	srv=$!
+	# the client gives up at once if the server is not listening yet
+	wait_until 20 bash -c "$RUN_B ss -ltn | grep -q ':$port '"
+	RUN_OUT=$($RUN_A timeout "$t" "$cmd" -d "$DEV_A" -x "$GID_A" -p "$port" "$@" -F -u 18 "$IP_B" 2>&1)
+	rc=$?
+	[ "$rc" = 0 ] || kill "$srv" 2>/dev/null
+	wait "$srv"
+	src=$?
+	RUN_SRV=$(cat "$tmp.srv")
+	case $rc in
+	0) ;;
+	124) RUN_WHY="the client timed out after $t s" ;;
+	*) RUN_WHY="the client exited with status $rc" ;;
+	esac
+	if [ -z "$RUN_WHY" ]; then
+		case $src in
+		0) ;;
+		124) RUN_WHY="the server timed out after $t s" ;;
+		*) RUN_WHY="the server exited with status $src" ;;
+		esac
+	fi
+	[ -z "$RUN_WHY" ]
+}
+
+# acks_now: "ACKS PROBES" the responders of this path have sent so far.
+# softrc: its acks_sent (and ackreq_probes, where the module has that
+# counter; "-" where not), summed over the path's devices. rxe has no
+# ACK counter: on the wire path the server's device sends nothing but
+# responses, so its sent_pkts are the ACKs of a WRITE or SEND run; on the
+# loop path requests and ACKs share one device's count: "- -".
+acks_now() {
+	local devs=$DEV_A d
+	[ "$DEV_B" = "$DEV_A" ] || devs+=" $DEV_B"
+	if [ "$SOFTRC_DRIVER" != softrc ]; then
+		[ "$DEV_B" != "$DEV_A" ] || { echo "- -"; return; }
+		devs=$DEV_B
+	fi
+	for d in $devs; do
+		rdma statistic show link "$d/1"
+	done | tr -s ' ' '\n' | awk -v drv="$SOFTRC_DRIVER" '
+		drv == "softrc" && $0 == "acks_sent" { getline; a += $0; ha = 1 }
+		drv == "softrc" && $0 == "ackreq_probes" { getline; p += $0; hp = 1 }
+		drv != "softrc" && $0 == "sent_pkts" { getline; a += $0; ha = 1 }
+		END { print (ha ? a : "-"), (hp ? p : "-") }'
+}
+
+# per_msg BEFORE AFTER MSGS: (AFTER - BEFORE) / MSGS, or "-"
+per_msg() {
+	awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN {
+		if (a == "-" || b == "-" || n <= 0) print "-"
+		else printf "%.3f\n", (b - a) / n }'
+}
 
 # b DRIVER PATH METRICS COLUMNS TOOL ARGS...: one perftest pair, a
 # "BENCH DRIVER PATH METRIC VALUE" line for each metric of the
-# comma-separated METRICS, read from the matching one of COLUMNS (nan
-# for a failed run); the host (bench.sh) takes the medians.
+# comma-separated METRICS, read from the matching one of COLUMNS; the
+# host (bench.sh) takes the medians. A run that fails (a side's exit
+# status, a timeout, no result row, a value that is not a positive
+# number: tools/bench/result.sh) is reported, "# FAILED ..." with the
+# tail of its output, and run once more; when that fails too, each metric
+# gets the value "failed" (counted, never a median's value); when it
+# passes, "retried" as well. A WRITE or SEND bandwidth or rate row also
+# gets METRIC_ackpm, the responders' ACKs per message of the run (and
+# METRIC_probepm, AckReq probes per message, where softrc counts them):
+# the counters' delta over perftest's #iterations (all QPs' messages).
+# READ and ATOMIC rows have none: each request has its response, which
+# no AckReq policy changes.
 b() {
-	local drv=$1 path=$2 metrics=$3 cols=$4 row='' m c i
+	local drv=$1 path=$2 metrics=$3 cols=$4 try out val acks='' a0 a1 n m i
 	shift 4
-	if pp_pair "$path ${metrics%%,*}" "$@" -F -u 18 >/dev/null; then
-		row=$(printf '%s\n' "$PP_OUT" | grep -E '^ +[0-9]+ +[0-9]+ ' | tail -1)
-	else
-		printf '%s\n' "$PP_OUT" | tail -5 | sed 's/^/# /'
-	fi
 	IFS=, read -r -a m <<<"$metrics"
-	IFS=, read -r -a c <<<"$cols"
+	case $1 in ib_write_bw | ib_send_bw) acks=1 ;; esac
+	for try in 1 2; do
+		[ -z "$acks" ] || a0=$(acks_now)
+		if bench_pair "$@"; then
+			out=$(printf '%s\n' "$RUN_OUT" | bench_values "$cols") || RUN_WHY=$out
+		fi
+		if [ -z "$RUN_WHY" ]; then
+			read -r -a val <<<"$out"
+			for i in "${!m[@]}"; do
+				echo "BENCH $drv $path ${m[i]} ${val[i]}"
+			done
+			[ "$try" = 1 ] || echo "BENCH $drv $path ${m[0]} retried"
+			if [ -n "$acks" ]; then
+				a1=$(acks_now)
+				n=$(printf '%s\n' "$RUN_OUT" | bench_values 2) || n=0
+				i=$(per_msg "${a0% *}" "${a1% *}" "$n")
+				[ "$i" = - ] || echo "BENCH $drv $path ${m[0]}_ackpm $i"
+				i=$(per_msg "${a0#* }" "${a1#* }" "$n")
+				[ "$i" = - ] || echo "BENCH $drv $path ${m[0]}_probepm $i"
+			fi
+			return 0
+		fi
+		echo "# FAILED $drv $path $metrics (try $try of 2): $RUN_WHY: $*"
+		# stderr (unbuffered) lands before the buffered stdout: the
+		# client's complaints first, then the tail of its output
+		printf '%s\n' "$RUN_OUT" | grep -iE 'error|fail|couldn|unable|correlation' |
+			head -5 | sed 's/^/#   /'
+		printf '%s\n' "$RUN_OUT" | tail -8 | sed 's/^/#   /'
+		printf '%s\n' "$RUN_SRV" | tail -4 | sed 's/^/#   server: /'
+	done
 	for i in "${!m[@]}"; do
-		echo "BENCH $drv $path ${m[i]} $(awk -v c="${c[i]}" '{ v = $c } END { print v == "" ? "nan" : v }' <<<"$row")"
+		echo "BENCH $drv $path ${m[i]} failed"
 	done
 }
 
