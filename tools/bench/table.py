@@ -84,6 +84,8 @@ def main():
     worse = []
     failures = []
     for path in ("loop", "wire"):
+        if not any(k[1] == path and k[2] in METRICS for k in res):
+            continue
         print(f"\n{path} path" + (" (one device)" if path == "loop" else " (two devices across a veth)"))
         probes = any(k[1] == path and k[2].endswith("_probepm") for k in res)
         dw = max(9, 5 * len(drivers) - 1)
@@ -124,11 +126,12 @@ def main():
         share = []
         for d in drivers:
             mc = res.get((d, path, "memcpy"))
-            if isinstance(mc, float):
-                share.append(f"{d} " + ", ".join(
-                    f"{op} {100 * res[(d, path, op + '_bw_64k')] / mc:.0f} %"
-                    for op in ("write", "read", "send")
-                    if isinstance(res.get((d, path, op + "_bw_64k")), float)))
+            if not isinstance(mc, float):
+                continue
+            bw = [(op, res.get((d, path, op + "_bw_64k"))) for op in ("write", "read", "send")]
+            bw = [f"{op} {100 * v / mc:.0f} %" for op, v in bw if isinstance(v, float)]
+            if bw:
+                share.append(f"{d} " + ", ".join(bw))
         if share:
             print("  64 KiB bandwidth as a share of memcpy in the same boots: " + "; ".join(share))
     for (d, path, m), r in sorted(results.items()):
