@@ -135,8 +135,8 @@ b() {
 		# client's complaints first, then the tail of its output
 		printf '%s\n' "$RUN_OUT" | grep -iE 'error|fail|couldn|unable|correlation' |
 			head -5 | sed 's/^/#   /'
-		printf '%s\n' "$RUN_OUT" | tail -8 | sed 's/^/#   /'
-		printf '%s\n' "$RUN_SRV" | tail -4 | sed 's/^/#   server: /'
+		printf '%s\n' "$RUN_OUT" | grep . | tail -8 | sed 's/^/#   /'
+		printf '%s\n' "$RUN_SRV" | grep . | tail -4 | sed 's/^/#   server: /'
 	done
 	for i in "${!m[@]}"; do
 		echo "BENCH $drv $path ${m[i]} failed"

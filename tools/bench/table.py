@@ -137,7 +137,7 @@ def main():
     for (d, path, m), r in sorted(results.items()):
         if r["failed"] or r["retried"]:
             n = len(r["runs"]) + r["failed"]
-            failures.append(f"  {d} {path} {m}: {n} runs, {r['failed']} failed" +
+            failures.append(f"  {d} {path} {m}: {n} run{'s' if n != 1 else ''}, {r['failed']} failed" +
                             (f", {r['retried']} passed on a retry" if r["retried"] else ""))
     print("\n(latency: lower is better, so a ratio below 1 favours the first driver;")
     print(" each number is the median of the good runs counted in the runs column;")
