@@ -20,8 +20,8 @@
 # (default 3) in each of BENCH_ROUNDS boots per driver (default 2), the
 # drivers' boots alternating; every run is in build/bench/BOOT.ROUND.log
 # and the table says how many runs each median has. A run that fails (an
-# exit status, a timeout after BENCH_RUN_TIMEOUT s (default 120, scaled
-# to the guest's speed), no result, a rate of 0) is reported in the log
+# exit status, a timeout after BENCH_RUN_TIMEOUT s (default 120 times
+# BENCH_N, scaled to the guest's speed), no result, a rate of 0) is reported in the log
 # ("# FAILED", with its output) and run again; if it fails again it is
 # counted in the table's failed column, listed under the tables, and in
 # no median (FAILED where every run failed). The WRITE and SEND rows

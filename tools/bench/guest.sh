@@ -27,13 +27,13 @@ trap 'topo_cleanup; rm -f "$tmp" "$tmp".*' EXIT
 
 # bench_pair TOOL ARGS...: one perftest server/client pair, the server on
 # DEV_B, the client on DEV_A, each under a time limit (BENCH_RUN_TIMEOUT
-# seconds, default 120, scaled to the VM's speed). RUN_OUT gets the
-# client's output; RUN_SRV the server's. Fails, RUN_WHY saying how, when
-# either side exits non-zero or times out.
+# seconds, default 120 times BENCH_N, scaled to the VM's speed). RUN_OUT
+# gets the client's output; RUN_SRV the server's. Fails, RUN_WHY saying
+# how, when either side exits non-zero or times out.
 bench_pair() {
 	local cmd=$1 port=$((20000 + RANDOM % 20000)) t srv rc src
 	shift
-	t=$(tmo "${BENCH_RUN_TIMEOUT:-120}")
+	t=$(tmo "${BENCH_RUN_TIMEOUT:-$((120 * ${BENCH_N:-1}))}")
 	RUN_WHY=
 	$RUN_B timeout "$t" "$cmd" -d "$DEV_B" -x "$GID_B" -p "$port" "$@" -F -u 18 \
 		>"$tmp.srv" 2>&1 &
