@@ -55,7 +55,7 @@ t() { # NAME CMD...
 } >"$dir/runs.txt"
 
 echo "TAP version 13"
-echo "1..20"
+echo "1..24"
 python3 "$here/curves.py" "$dir" softrc rxe >"$dir/out.txt" 2>&1
 t "curves.py runs" test -s "$dir/out.txt"
 t "bandwidth row: medians 2 and 0.5 (a 0 run dropped), ratio 4.00 for each op" \
@@ -153,4 +153,47 @@ t "result.sh: no result row fails" \
 		printf ' Couldn'\\''t connect to 10.0.0.2:18515\n' | fails_with '^no result row' 4"
 t "result.sh: a missing column fails" \
 	bash -c ". '$here/result.sh'; $(declare -f bw_out fails_with); bw_out 0.037061 '' 0.30 | fails_with 'column 9 .*\"\"' 9"
+
+# b (result.sh): the run, its check and its retry, with stubs for the
+# guest's bench_pair (client outputs $dir/b/out.1, out.2, ... in turn; no
+# file: the client exited 1) and acks_now (2000 more ACKs at each call)
+mkdir -p "$dir/b"
+cat >"$dir/b/stubs.sh" <<EOF
+. '$here/result.sh'
+$(declare -f bw_out)
+pair_n=0
+bench_pair() {
+	pair_n=\$((pair_n + 1))
+	RUN_SRV="server says bye" RUN_WHY=
+	RUN_OUT=\$(cat "$dir/b/out.\$pair_n" 2>/dev/null) || RUN_WHY="the client exited with status 1"
+	[ -z "\$RUN_WHY" ]
+}
+acks_now() {
+	local a
+	a=\$(cat "$dir/b/acks")
+	echo \$((a + 2000)) >"$dir/b/acks"
+	echo "\$a -"
+}
+EOF
+bw_out 0.000000 'Correlation coefficient r^2: 0.41 < 0.9' 0.00 >"$dir/b/out.1"
+bw_out 0.019471 '' 81.42 >"$dir/b/out.2"
+echo 0 >"$dir/b/acks"
+bash -c ". '$dir/b/stubs.sh'; b softrc wire write_bw_4k 4 ib_write_bw -s 4096 -n 4000" >"$dir/b/retry.txt" 2>&1
+t "b: a run with a rate of 0 is reported, with perftest's complaint" bash -c \
+	"grep -q '^# FAILED softrc wire write_bw_4k (try 1 of 2): column 4 .*CPU clock.*: ib_write_bw -s 4096 -n 4000$' '$dir/b/retry.txt' &&
+	 grep -q '^#   Correlation coefficient' '$dir/b/retry.txt' && grep -q '^#   server: server says bye$' '$dir/b/retry.txt'"
+t "b: ... and run again: its second run's value, marked retried, 2000 ACKs over its 1000 messages" bash -c \
+	"[ \"\$(grep ^BENCH '$dir/b/retry.txt')\" = 'BENCH softrc wire write_bw_4k 81.42
+BENCH softrc wire write_bw_4k retried
+BENCH softrc wire write_bw_4k_ackpm 2.000' ]"
+rm -f "$dir"/b/out.*
+bash -c ". '$dir/b/stubs.sh'; b softrc wire atomic_rate 5 ib_atomic_bw -n 1000" >"$dir/b/fail.txt" 2>&1
+t "b: a command that fails twice is reported twice and is 'failed', nothing else" bash -c \
+	"[ \"\$(grep -c '^# FAILED softrc wire atomic_rate (try [12] of 2): the client exited with status 1: ib_atomic_bw -n 1000$' '$dir/b/fail.txt')\" = 2 ] &&
+	 [ \"\$(grep ^BENCH '$dir/b/fail.txt')\" = 'BENCH softrc wire atomic_rate failed' ]"
+printf ' #bytes #iterations    t_min[usec]\n 2       500          10.52        190.21      14.37  \t       17.01     \t9.92\t\t116.21 \t\t190.21\n' >"$dir/b/out.1"
+bash -c ". '$dir/b/stubs.sh'; b rxe loop write_lat,write_lat_p99 5,8 ib_write_lat -s 2 -n 500" >"$dir/b/lat.txt" 2>&1
+t "b: a latency row's two metrics, no ACK count" \
+	bash -c "[ \"\$(cat '$dir/b/lat.txt')\" = 'BENCH rxe loop write_lat 14.37
+BENCH rxe loop write_lat_p99 116.21' ]"
 [ "$fail" = 0 ]

@@ -61,6 +61,9 @@ bench_pair() {
 	[ -z "$RUN_WHY" ]
 }
 
+# The run of one benchmark command, its retry and its ACK count:
+# tools/bench/result.sh's b, with bench_pair and acks_now below.
+
 # acks_now: "ACKS PROBES" the responders of this path have sent so far.
 # softrc: its acks_sent (and ackreq_probes, where the module has that
 # counter; "-" where not), summed over the path's devices. rxe has no
@@ -81,66 +84,6 @@ acks_now() {
 		drv == "softrc" && $0 == "ackreq_probes" { getline; p += $0; hp = 1 }
 		drv != "softrc" && $0 == "sent_pkts" { getline; a += $0; ha = 1 }
 		END { print (ha ? a : "-"), (hp ? p : "-") }'
-}
-
-# per_msg BEFORE AFTER MSGS: (AFTER - BEFORE) / MSGS, or "-"
-per_msg() {
-	awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN {
-		if (a == "-" || b == "-" || n <= 0) print "-"
-		else printf "%.3f\n", (b - a) / n }'
-}
-
-# b DRIVER PATH METRICS COLUMNS TOOL ARGS...: one perftest pair, a
-# "BENCH DRIVER PATH METRIC VALUE" line for each metric of the
-# comma-separated METRICS, read from the matching one of COLUMNS; the
-# host (bench.sh) takes the medians. A run that fails (a side's exit
-# status, a timeout, no result row, a value that is not a positive
-# number: tools/bench/result.sh) is reported, "# FAILED ..." with the
-# tail of its output, and run once more; when that fails too, each metric
-# gets the value "failed" (counted, never a median's value); when it
-# passes, "retried" as well. A WRITE or SEND bandwidth or rate row also
-# gets METRIC_ackpm, the responders' ACKs per message of the run (and
-# METRIC_probepm, AckReq probes per message, where softrc counts them):
-# the counters' delta over perftest's #iterations (all QPs' messages).
-# READ and ATOMIC rows have none: each request has its response, which
-# no AckReq policy changes.
-b() {
-	local drv=$1 path=$2 metrics=$3 cols=$4 try out val acks='' a0 a1 n m i
-	shift 4
-	IFS=, read -r -a m <<<"$metrics"
-	case $1 in ib_write_bw | ib_send_bw) acks=1 ;; esac
-	for try in 1 2; do
-		[ -z "$acks" ] || a0=$(acks_now)
-		if bench_pair "$@"; then
-			out=$(printf '%s\n' "$RUN_OUT" | bench_values "$cols") || RUN_WHY=$out
-		fi
-		if [ -z "$RUN_WHY" ]; then
-			read -r -a val <<<"$out"
-			for i in "${!m[@]}"; do
-				echo "BENCH $drv $path ${m[i]} ${val[i]}"
-			done
-			[ "$try" = 1 ] || echo "BENCH $drv $path ${m[0]} retried"
-			if [ -n "$acks" ]; then
-				a1=$(acks_now)
-				n=$(printf '%s\n' "$RUN_OUT" | bench_values 2) || n=0
-				i=$(per_msg "${a0% *}" "${a1% *}" "$n")
-				[ "$i" = - ] || echo "BENCH $drv $path ${m[0]}_ackpm $i"
-				i=$(per_msg "${a0#* }" "${a1#* }" "$n")
-				[ "$i" = - ] || echo "BENCH $drv $path ${m[0]}_probepm $i"
-			fi
-			return 0
-		fi
-		echo "# FAILED $drv $path $metrics (try $try of 2): $RUN_WHY: $*"
-		# stderr (unbuffered) lands before the buffered stdout: the
-		# client's complaints first, then the tail of its output
-		printf '%s\n' "$RUN_OUT" | grep -iE 'error|fail|couldn|unable|correlation' |
-			head -5 | sed 's/^/#   /'
-		printf '%s\n' "$RUN_OUT" | grep . | tail -8 | sed 's/^/#   /'
-		printf '%s\n' "$RUN_SRV" | grep . | tail -4 | sed 's/^/#   server: /'
-	done
-	for i in "${!m[@]}"; do
-		echo "BENCH $drv $path ${m[i]} failed"
-	done
 }
 
 # qpmem DRIVER PATH: the kernel memory an RC QP costs (tools/bench/qpmem.c,
