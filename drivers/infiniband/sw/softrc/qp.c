@@ -51,6 +51,15 @@
 /* Source of softrc_qp.uid. */
 static atomic64_t softrc_qp_uids = ATOMIC64_INIT(0);
 
+/*
+ * AckReq on the last packet of every RC message, as before the AckReq
+ * policy (Documentation/softrc.rst, "ACKs"); a QP takes the value in force
+ * when it is created or reset.
+ */
+static bool softrc_ackreq_msg;
+module_param_named(ackreq_every_msg, softrc_ackreq_msg, bool, 0644);
+MODULE_PARM_DESC(ackreq_every_msg, "ask an ACK for every RC message, not only signaled ones");
+
 /* ---- QPN table ---------------------------------------------------- */
 
 /* RCU lookup + reference; NULL if unknown, not yet built or dying. */
@@ -136,6 +145,7 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 		.rnr_retry = qp->attr.rnr_retry,
 		.min_rnr_timer = qp->attr.min_rnr_timer,
 		.max_rd_atomic = qp->attr.max_rd_atomic,
+		.ackreq_msg = READ_ONCE(softrc_ackreq_msg),
 		.no_credits = true,
 		.clock_slack_ns = softrc_now_slack(),
 		.remote_deny = softrc_qp_remote_deny(qp),
