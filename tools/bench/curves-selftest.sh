@@ -87,7 +87,8 @@ t "an incomplete sweep: tables, and no plots" bash -c \
 # twice (guest.sh's "failed") after one that passed on its retry; rxe's
 # 40 and 20 and a 0 (perftest's report without a clock: result.sh), whose
 # median must be 30, not 20; softrc's 4 KiB WRITE failed in both runs,
-# rxe's is 40 MB/s; ACKs per message 1, 0.5, 0.25 (softrc) and 1 (rxe)
+# rxe's is 40 MB/s; ACKs per message 1, 0.5, 0.25 (softrc) and 1 (rxe);
+# softrc's 64 KiB WRITE: no ACKs, AckReq probes 0.01 and 0.02 a message
 mkdir -p "$dir/t"
 {
 	printf 'softrc wire atomic_rate %s\n' 0.05 0.06 retried 0.07 failed
@@ -98,6 +99,7 @@ mkdir -p "$dir/t"
 	printf 'rxe wire write_bw_4k_ackpm %s\n' 1.000
 	printf 'softrc wire write_bw_64k %s\n' 200 300
 	printf 'softrc wire write_bw_64k_ackpm %s\n' 0.000 0.000
+	printf 'softrc wire write_bw_64k_probepm %s\n' 0.010 0.020
 	printf 'rxe wire write_bw_64k %s\n' 100 100
 } >"$dir/t/runs.txt"
 python3 "$here/table.py" "$dir/t" wall softrc rxe >"$dir/t/out.txt" 2>&1
@@ -105,11 +107,12 @@ rc=$?
 t "table.py runs (status 0), a table for the wire path only" bash -c \
 	"[ $rc = 0 ] && grep -q '^wire path' '$dir/t/out.txt' && ! grep -q '^loop path' '$dir/t/out.txt'"
 t "table: a failed and a 0 run in no median (60 and 30 kpps, ratio 2.00), counted (runs 3/2, failed 1/1)" \
-	grep -Eq '^ +atomic_rate +kpps +60\.00 +30\.00 +2\.00 +-/- +3/2 +1/1 ' "$dir/t/out.txt"
+	grep -Eq '^ +atomic_rate +kpps +60\.00 +30\.00 +2\.00 +-/- +-/- +3/2 +1/1 ' "$dir/t/out.txt"
 t "table: a metric whose every run failed reads FAILED, and so does its ratio" \
-	grep -Eq '^ +write_bw_4k +MB/s +FAILED +40\.00 +FAILED +0\.50/1\.00 +0/1 +2/0 ' "$dir/t/out.txt"
-t "table: ACKs per message, 0 a real value" \
-	grep -Eq '^ +write_bw_64k +MB/s +250\.00 +100\.00 +2\.50 +0\.00/- +2/2 +0/0 ' "$dir/t/out.txt"
+	grep -Eq '^ +write_bw_4k +MB/s +FAILED +40\.00 +FAILED +0\.500/1\.000 +-/- +0/1 +2/0 ' "$dir/t/out.txt"
+t "table: ACKs and AckReq probes per message, 0 a real value" bash -c \
+	"grep -Eq '^ +metric .* ACKs/msg +probes/msg +runs' '$dir/t/out.txt' &&
+	 grep -Eq '^ +write_bw_64k +MB/s +250\.00 +100\.00 +2\.50 +0\.000/- +0\.015/- +2/2 +0/0 ' '$dir/t/out.txt'"
 t "table: the failed runs listed, with the retry" bash -c \
 	"grep -q '^  softrc wire atomic_rate: 4 runs, 1 failed, 1 passed on a retry$' '$dir/t/out.txt' &&
 	 grep -q '^  rxe wire atomic_rate: 3 runs, 1 failed$' '$dir/t/out.txt' &&

@@ -78,7 +78,7 @@ def main():
 
     def per_msg(path, m, kind):
         v = [res.get((d, path, f"{m}_{kind}")) for d in drivers]
-        return "/".join(f"{x:.2f}" if isinstance(x, float) else "-" for x in v)
+        return "/".join(f"{x:.3f}" if isinstance(x, float) else "-" for x in v)
 
     ab = ("softrc", "softrc-base") if ("softrc", "softrc-base") in pairs else None
     worse = []
@@ -88,7 +88,7 @@ def main():
             continue
         print(f"\n{path} path" + (" (one device)" if path == "loop" else " (two devices across a veth)"))
         probes = any(k[1] == path and k[2].endswith("_probepm") for k in res)
-        dw = max(9, 5 * len(drivers) - 1)
+        dw = max(9, 6 * len(drivers) - 1)
         head = "".join(f" {d:>11}" for d in drivers)
         head += "".join(f" {x + '/' + y:>{max(12, len(x) + len(y) + 2)}}" for x, y in pairs)
         if ab:
