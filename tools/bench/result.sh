@@ -13,10 +13,11 @@
 # gettimeofday() and rdtsc, fitted by least squares). When the fit is
 # poor (r^2 < 0.9: under QEMU TCG on a busy host, a vCPU descheduled
 # during the sampling) it prints "Correlation coefficient r^2: ... <
-# 0.9" on stderr and uses a rate of 0; -F (which the bench needs: TCG
-# has no cpufreq governor to check) keeps it from failing then, so every
-# bandwidth and message rate of that run prints as 0 and every latency
-# as inf. That was the "atomic_rate 0.000000" and "curve_read_bw_16384
+# 0.9" on stderr and uses a rate of 0. Without -F a bandwidth test
+# would stop there ("Can't produce a report", status 1); the bench
+# passes -F (no warnings about CPU frequencies), which also lets the
+# report go on, so every bandwidth and message rate of that run prints
+# as 0, and a latency test (which never stops there) prints inf. That was the "atomic_rate 0.000000" and "curve_read_bw_16384
 # 0.00" of the committed runs (Documentation/bench/): a run that did
 # its work, with a report that measured nothing. It is no column mix-up:
 # ib_atomic_bw's row has the same columns as the other bandwidth tests
