@@ -98,6 +98,23 @@ TEST(req_ackreq_every_n_packets)
 }
 
 /*
+ * The AckReq probe timer fires at @d and probes: the packet of @psn goes
+ * again, with AckReq, and it is the QP's first probe.
+ */
+static void probe_fires(struct __test_metadata *_metadata, struct ct *t,
+			u64 d, u32 psn)
+{
+	int n = t->ntx;
+
+	softrc_eng_timer(&t->qp, SOFTRC_TIMER_ACKREQ, d);
+	EXPECT_EQ(1, t->qp.cnt.ackreq_probes);
+	EXPECT_EQ(1, softrc_eng_tx(&t->qp, d, 100));
+	EXPECT_EQ(n + 1, t->ntx);
+	EXPECT_EQ(psn, t->tx[n].psn);
+	EXPECT_TRUE(t->tx[n].ackreq);
+}
+
+/*
  * The AckReq policy (softrc.rst, "ACKs"): the last packet of a signaled
  * message asks for an ACK, an unsignaled one's does not (unless every-N
  * or the window asks); ackreq_msg asks on every message, as before.
@@ -198,11 +215,7 @@ TEST(req_ackreq_probe_waits_while_busy)
 	EXPECT_EQ(0, t.qp.cnt.ackreq_probes);
 	EXPECT_EQ(d + 1000000, t.deadline[SOFTRC_TIMER_ACKREQ]);
 	d = t.deadline[SOFTRC_TIMER_ACKREQ];
-	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d);
-	EXPECT_EQ(1, t.qp.cnt.ackreq_probes);
-	ASSERT_EQ(1, softrc_eng_tx(&t.qp, d, 100));
-	EXPECT_EQ(1001, t.tx[2].psn);
-	EXPECT_TRUE(t.tx[2].ackreq);
+	probe_fires(_metadata, &t, d, 1001);
 
 	/* an ACK for the newest PSN before the timer: no probe */
 	ct_init(&t, NULL);
@@ -243,11 +256,7 @@ TEST(req_ackreq_probe_waits_for_an_asked_ack)
 	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
 	ct_rx(&t, &p, d + 1);
 	d = t.qp.req.deadline[SOFTRC_TIMER_ACKREQ];
-	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d);
-	EXPECT_EQ(1, t.qp.cnt.ackreq_probes);
-	ASSERT_EQ(1, softrc_eng_tx(&t.qp, d, 100));
-	EXPECT_EQ(1001, t.tx[2].psn);
-	EXPECT_TRUE(t.tx[2].ackreq);
+	probe_fires(_metadata, &t, d, 1001);
 }
 
 /*
@@ -272,11 +281,7 @@ TEST(req_ackreq_probe_before_retry_timer)
 	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
 	ASSERT_EQ(1, softrc_eng_tx(&t.qp, 200000, 100));
 	/* busy, but the next look would be past the retry timer: probe */
-	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d);
-	EXPECT_EQ(1, t.qp.cnt.ackreq_probes);
-	ASSERT_EQ(1, softrc_eng_tx(&t.qp, d, 100));
-	EXPECT_EQ(1001, t.tx[2].psn);
-	EXPECT_TRUE(t.tx[2].ackreq);
+	probe_fires(_metadata, &t, d, 1001);
 	EXPECT_EQ(0, t.qp.cnt.timeouts);
 }
 
