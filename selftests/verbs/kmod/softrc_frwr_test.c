@@ -326,14 +326,13 @@ static void test_err_chain(void)
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ib_qp_attr init = {
+	struct ib_qp_attr attr = {
 		.qp_state = IB_QPS_INIT, .pkey_index = 0, .port_num = 1,
 	};
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	const struct ib_send_wr *bad = NULL;
 	struct ib_send_wr *wr;
-	struct ib_wc wc[16];
-	int i, n, got = 0, taken, ret;
+	struct ib_wc wc[4];
+	int i, n, got = 0, taken, ret, err;
 	bool order = true;
 	unsigned long end;
 	struct ib_cq *cq;
@@ -350,9 +349,10 @@ static void test_err_chain(void)
 	qp = ib_create_qp(pd, &ia);
 	if (!check(!IS_ERR(qp), "err chain: a kernel RC QP (16 send WRs)"))
 		goto out_cq;
-	if (!check(!ib_modify_qp(qp, &init, IB_QP_STATE | IB_QP_PKEY_INDEX |
-				 IB_QP_PORT | IB_QP_ACCESS_FLAGS) &&
-		   !ib_modify_qp(qp, &attr, IB_QP_STATE),
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	attr.qp_state = IB_QPS_ERR;
+	if (!check(!err && !ib_modify_qp(qp, &attr, IB_QP_STATE),
 		   "err chain: the QP moved to INIT, then ERROR"))
 		goto out_qp;
 	for (i = 0; i < CHAIN; i++) {
