@@ -13,7 +13,9 @@
 # cmtime's step breakdown (create qp, connect, disconnect, destroy) for
 # each. Every boot's log is in OUT/cm.DRIVER.log.
 # BENCH_CM_DRIVERS="softrc rxe"; CMSCALE_PERF=N adds a perf profile of
-# ucmatose -c N in each boot (kernel symbols by samples, in the log).
+# ucmatose -c N in each boot (kernel symbols by samples), CMSCALE_GRAPH=N
+# a function_graph one of the driver's create/modify/destroy_qp (wall
+# time of each callee, sleeps included); both printed after the table.
 # SOFTRC_KVER=SERIES boots that kernel series for both drivers; output in
 # build/bench (6.1) or build/bench-SERIES.
 set -u
@@ -40,6 +42,7 @@ for d in $drivers; do
 		${CMSCALE_MSGS:+--env CMSCALE_MSGS="$CMSCALE_MSGS"} \
 		${CMSCALE_CMTIME:+--env CMSCALE_CMTIME="$CMSCALE_CMTIME"} \
 		${CMSCALE_PERF:+--env CMSCALE_PERF="$CMSCALE_PERF"} \
+		${CMSCALE_GRAPH:+--env CMSCALE_GRAPH="$CMSCALE_GRAPH"} \
 		-- tools/bench/cmscale.sh >"$log" 2>&1 ||
 		echo "bench-cm: the $d run failed (status $?), see $log" >&2
 	echo "bench-cm: $d took $(($(date +%s) - start)) s" >&2
@@ -84,5 +87,5 @@ PY
 for d in $drivers; do
 	echo
 	echo "$d: phases and cmtime steps (us / conn is cmtime's last column)"
-	tr -d '\r' <"$out/cm.$d.log" | grep -E '^# (cm_phases|cm_res|cmtime)_' | sed 's/^# /  /'
+	tr -d '\r' <"$out/cm.$d.log" | grep -E '^# (cm_phases|cm_res|cmtime|perf|perf_comm|graph)_' | sed 's/^# /  /'
 done

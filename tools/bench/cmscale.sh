@@ -34,7 +34,14 @@
 # timer: create id, resolve addr/route, create qp, connect, disconnect,
 # destroy; no data) and prints its table as "# cmtime_N" lines.
 # CMSCALE_PERF=N: one more ucmatose -c N under `perf record -a -g`
-# (cpu-clock), and the top kernel symbols as "# perf_N" lines.
+# (cpu-clock: CPU time only), and the symbols with most samples as
+# "# perf_N" lines, the commands as "# perf_comm_N" lines.
+# CMSCALE_GRAPH=N: one more ucmatose -c N under ftrace's function_graph
+# tracer, two levels deep from the driver's create_qp, modify_qp and
+# destroy_qp (CMSCALE_GRAPH_FNS names others): wall time, sleeps
+# included, which cpu-clock samples do not see; "# graph_N FUNCTION
+# calls total_ms avg_us" lines, the most costly first (FUNCTION/total:
+# a traced function's own calls; the others are its callees).
 set -u
 . "$(dirname "$0")/../../selftests/vm/lib.sh"
 . "$REPO/selftests/verbs/topo.sh"
@@ -158,14 +165,19 @@ cm_time() {
 	wait "$srv" 2>/dev/null
 }
 
-# cm_perf N: ucmatose -c N under perf, the kernel symbols with most samples
+# cm_perf N: ucmatose -c N under perf, the kernel symbols with most
+# samples. perf's workload marks its start (perf takes seconds to set up
+# under TCG) and ends when told to, when the run is over.
 cm_perf() {
 	local n=$1 p
-	perf record -q -a -g -F "${CMSCALE_PERF_HZ:-500}" -e cpu-clock -o /tmp/cms.perf.data &
+	rm -f /tmp/cms.perf.go /tmp/cms.perf.stop
+	perf record -q -a -g -F "${CMSCALE_PERF_HZ:-500}" -e cpu-clock \
+		-o /tmp/cms.perf.data -- bash -c 'touch /tmp/cms.perf.go
+			until [ -e /tmp/cms.perf.stop ]; do sleep 0.1; done' &
 	p=$!
-	sleep 1
+	wait_until 60 test -e /tmp/cms.perf.go || echo "# perf_$n: perf did not start"
 	ucma_run "$n" perf
-	kill -INT "$p"
+	touch /tmp/cms.perf.stop
 	wait "$p"
 	perf report -i /tmp/cms.perf.data --no-children --sort sym --stdio -g none 2>/dev/null |
 		grep -E '^ +[0-9]' | head -"${CMSCALE_PERF_TOP:-40}" | sed "s/^/# perf_$n /"
@@ -173,11 +185,79 @@ cm_perf() {
 		grep -E '^ +[0-9]' | head -12 | sed "s/^/# perf_comm_$n /"
 }
 
+# cm_graph N: ucmatose -c N under function_graph from CMSCALE_GRAPH_FNS,
+# each function's and each callee's calls and time. Only the driver
+# module's functions and the kernel ones in GRAPH_KERNEL are patched for
+# tracing: patching every kernel function in and out under TCG stalls a
+# vCPU for minutes (a soft lockup).
+GRAPH_KERNEL="synchronize_rcu synchronize_rcu_expedited synchronize_net
+	call_rcu kfree_rcu_monitor wait_for_completion
+	wait_for_completion_timeout tasklet_kill del_timer_sync
+	cancel_work_sync flush_work flush_workqueue kvfree kfree vfree
+	kvmalloc_node __kmalloc kmalloc_trace __vmalloc_node_range
+	dst_cache_init dst_cache_destroy rdma_destroy_ah_attr
+	ib_modify_qp_is_ok _raw_spin_lock_bh _raw_spin_unlock_bh xa_erase
+	__xa_alloc_cyclic xa_store debugfs_create_file debugfs_remove
+	rdma_restrack_del ib_umem_release"
+cm_graph() {
+	local n=$1 t=/sys/kernel/tracing p=softrc mod=softrc fns f
+	[ "$drv" = rxe ] && p=rxe mod=rdma_rxe
+	fns=${CMSCALE_GRAPH_FNS:-${p}_create_qp ${p}_modify_qp ${p}_destroy_qp}
+	[ -e $t/trace ] || mount -t tracefs nodev $t 2>/dev/null || t=/sys/kernel/debug/tracing
+	echo 0 >$t/tracing_on
+	echo nop >$t/current_tracer
+	echo ":mod:$mod" >$t/set_ftrace_filter ||
+		{ echo "# graph_$n: cannot trace module $mod"; return; }
+	for f in $GRAPH_KERNEL; do
+		echo "$f" >>$t/set_ftrace_filter 2>/dev/null
+	done
+	# shellcheck disable=SC2086 # one word a function
+	printf '%s\n' $fns >$t/set_graph_function ||
+		{ echo "# graph_$n: cannot trace $fns"; return; }
+	echo 2 >$t/max_graph_depth
+	echo 16384 >$t/buffer_size_kb
+	echo function_graph >$t/current_tracer
+	echo 0 >$t/options/funcgraph-irqs
+	echo 1 >$t/options/funcgraph-tail
+	: >$t/trace
+	echo 1 >$t/tracing_on
+	ucma_run "$n" graph
+	echo 0 >$t/tracing_on
+	# "  1) ! 15123.456 us |    synchronize_rcu();" for a callee, and at
+	# the end of a function that had callees in the trace (the traced
+	# ones; a callee when a sleep or an interrupt came between its entry
+	# and its return) "... us |  } /* softrc_destroy_qp [softrc] */"
+	awk -v n="$n" -v tops=" $fns " '
+	match($0, /[0-9]+\.[0-9]+ us +\|/) {
+		us = substr($0, RSTART, RLENGTH) + 0
+		f = substr($0, RSTART + RLENGTH)
+		if (f ~ /^ *\} \/\* /) {
+			sub(/^ *\} \/\* /, "", f); sub(/ .*/, "", f)
+			if (index(tops, " " f " "))
+				f = f "/total"
+		} else if (f ~ /\(\);/) {
+			sub(/^ */, "", f); sub(/[ (].*/, "", f)
+		} else
+			next
+		c[f]++; t[f] += us
+	}
+	END { for (f in c) printf "# graph_%s %-34s %7d %10.1f %10.1f\n", n, f, c[f], t[f] / 1000, t[f] / c[f] }
+	' $t/trace | sort -k5,5 -g -r | head -"${CMSCALE_GRAPH_TOP:-30}"
+	awk '$1 == "overrun:" && $2 > 0 { print "# graph: events lost, " $0 }' $t/per_cpu/cpu*/stats
+	echo nop >$t/current_tracer
+	: >$t/set_graph_function
+	: >$t/set_ftrace_filter
+}
+
 topo_up wire || { echo "# cmscale: the wire topology failed"; exit 1; }
 echo "# cmscale: $drv, $DEV_A -> $DEV_B ($IP_B), $msgs x $size B per connection"
+# a first connection resolves the neighbours (some 2 s): not timed
+ucma_run 1 warm
+grep -q '^[0-9]* EXIT 0$' /tmp/cms.warm.cli || sed 's/^[0-9]* /# warm-up: /' /tmp/cms.warm.cli
 for n in ${CMSCALE_NS:-64 256 1024}; do
 	cm_scale "$n"
 	[ "${CMSCALE_CMTIME:-1}" = 0 ] || cm_time "$n"
 done
 [ -z "${CMSCALE_PERF:-}" ] || cm_perf "$CMSCALE_PERF"
+[ -z "${CMSCALE_GRAPH:-}" ] || cm_graph "$CMSCALE_GRAPH"
 exit 0
