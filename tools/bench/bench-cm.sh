@@ -7,8 +7,9 @@
 # both modules in one kernel). In each boot tools/bench/cmscale.sh opens
 # N concurrent connections with `ucmatose -c N` between two devices across
 # a veth, moves messages on each, and tears them all down, for N in
-# CMSCALE_NS (default "64 256 1024"). Prints a table of the connect and
-# the teardown time per connection (ms) for each driver and the
+# CMSCALE_NS (default "64 256 1024"), each CMSCALE_RUNS times (default
+# 3). Prints a table of the medians of the connect and the teardown time
+# per connection (ms) for each driver and the
 # softrc/rxe ratio (lower is better: the target is softrc <= rxe), and
 # cmtime's step breakdown (create qp, connect, disconnect, destroy) for
 # each. Every boot's log is in OUT/cm.DRIVER.log.
@@ -40,6 +41,7 @@ for d in $drivers; do
 		--smp "${BENCH_SMP:-2}" --mem "${BENCH_MEM:-3072}" \
 		--env SOFTRC_DRIVER="$d" --env SOFTRC_KO="$ko" --env CMSCALE_NS="$ns" \
 		${CMSCALE_MSGS:+--env CMSCALE_MSGS="$CMSCALE_MSGS"} \
+		${CMSCALE_RUNS:+--env CMSCALE_RUNS="$CMSCALE_RUNS"} \
 		${CMSCALE_CMTIME:+--env CMSCALE_CMTIME="$CMSCALE_CMTIME"} \
 		${CMSCALE_PERF:+--env CMSCALE_PERF="$CMSCALE_PERF"} \
 		${CMSCALE_GRAPH:+--env CMSCALE_GRAPH="$CMSCALE_GRAPH"} \
@@ -87,5 +89,5 @@ PY
 for d in $drivers; do
 	echo
 	echo "$d: phases and cmtime steps (us / conn is cmtime's last column)"
-	tr -d '\r' <"$out/cm.$d.log" | grep -E '^# (cm_phases|cm_res|cmtime|perf|perf_comm|graph)_' | sed 's/^# /  /'
+	tr -d '\r' <"$out/cm.$d.log" | grep -E '^# (cm_runs|cm_phases|cm_res|cmtime|perf|perf_comm|graph)_' | sed 's/^# /  /'
 done

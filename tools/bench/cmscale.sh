@@ -21,10 +21,12 @@
 #               DREQ/DREP, then destroying every connection's resources
 #               (also given apart: disc, to the server's "disconnected";
 #               destroy, from its "test complete" to the last exit)
-# Prints, per N:
+# Each N runs CMSCALE_RUNS times (default 3). Prints, per N:
 #   cm_conns_N CONNECT_MS_PER_CONN DISCONNECT_MS_PER_CONN ok|FAILED
-#   # cm_phases_N ... and # cm_res_N ... detail lines
-#   BENCH <driver> wire cm_connect_ms_N VALUE   (and cm_disconnect_ms_N)
+#     (the medians of the runs; FAILED if any run failed)
+#   # cm_phases_N.RUN ..., # cm_res_N.RUN ..., # cm_runs_N ... detail lines
+#   BENCH <driver> wire cm_connect_ms_N VALUE   (and cm_disconnect_ms_N),
+#     one a run (nan for a failed one)
 # A run is ok when both processes exit 0 after "data transfers complete"
 # and, after the teardown, `rdma resource show` counts as many QPs and
 # cm_ids as before it (nothing leaked). ucmatose counts each connection's
@@ -117,8 +119,17 @@ ms_per() {
 		'BEGIN { if (a == "" || b == "") print "nan"; else printf "%.2f\n", (b - a) / 1000 / n }'
 }
 
-cm_scale() {
-	local n=$1 before after t_conn t_done t_disc t_discd t_tc t_end s c
+# median: the median of the numbers on stdin (nan among them: nan)
+median() {
+	sort -g | awk '{ v[NR] = $1 } $1 == "nan" { bad = 1 }
+		END { if (!NR || bad) print "nan"
+		      else printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# cm_one N R: run R of ucmatose -c N; "CONNECT TEARDOWN ok|FAILED" in ms
+# per connection, detail lines before it
+cm_one() {
+	local n=$1 r=$2 before after t_conn t_done t_disc t_discd t_tc t_end s c
 	local status=ok cms cmd
 	before=$(res_counts)
 	ucma_run "$n" "$n"
@@ -132,8 +143,8 @@ cm_scale() {
 	if ! grep -q '^[0-9]* EXIT 0$' "$s" || ! grep -q '^[0-9]* EXIT 0$' "$c" ||
 		[ -z "$t_done" ] || ! grep -q 'data transfers complete' "$s"; then
 		status=FAILED
-		sed 's/^[0-9]* /# server: /' "$s" | tail -8
-		sed 's/^[0-9]* /# client: /' "$c" | tail -8
+		sed 's/^[0-9]* /# server: /' "$s" | tail -8 >&2
+		sed 's/^[0-9]* /# client: /' "$c" | tail -8 >&2
 	fi
 	# the teardown is over when the counts are back where they were
 	wait_until 10 res_back "$before"
@@ -141,14 +152,30 @@ cm_scale() {
 	[ "$after" = "$before" ] || status=FAILED
 	cms=$(ms_per "$T0" "$t_conn" "$n")
 	cmd=$(ms_per "$t_disc" "$t_end" "$n")
-	echo "cm_conns_$n $cms $cmd $status"
-	echo "# cm_phases_$n ms/conn: connect $cms data $(ms_per "$t_conn" "$t_done" "$n")" \
+	echo "# cm_phases_$n.$r ms/conn: connect $cms data $(ms_per "$t_conn" "$t_done" "$n")" \
 		"disc $(ms_per "$t_disc" "$t_discd" "$n") destroy $(ms_per "$t_tc" "$t_end" "$n")" \
-		"teardown $cmd; total s $(ms_per "$T0" "$t_end" 1000)"
-	echo "# cm_res_$n qp cm_id before: $before, after teardown: $after"
+		"teardown $cmd; total s $(ms_per "$T0" "$t_end" 1000)" >&2
+	echo "# cm_res_$n.$r qp cm_id before: $before, after teardown: $after" >&2
 	[ "$status" = ok ] || cms=nan cmd=nan
-	echo "BENCH $drv wire cm_connect_ms_$n $cms"
-	echo "BENCH $drv wire cm_disconnect_ms_$n $cmd"
+	echo "BENCH $drv wire cm_connect_ms_$n $cms" >&2
+	echo "BENCH $drv wire cm_disconnect_ms_$n $cmd" >&2
+	echo "$cms $cmd $status"
+}
+
+# cm_scale N: CMSCALE_RUNS runs of ucmatose -c N (default 3), the
+# medians (a run under TCG can take twice as long as the next)
+cm_scale() {
+	local n=$1 r out all=
+	for ((r = 1; r <= ${CMSCALE_RUNS:-3}; r++)); do
+		out=$(cm_one "$n" "$r" 2>&1 >/tmp/cms.one)
+		printf '%s\n' "$out"
+		all+="$(cat /tmp/cms.one)"$'\n'
+	done
+	echo "# cm_runs_$n connect: $(awk 'NF { printf " %s", $1 }' <<<"$all")," \
+		"teardown: $(awk 'NF { printf " %s", $2 }' <<<"$all")"
+	echo "cm_conns_$n $(awk 'NF { print $1 }' <<<"$all" | median)" \
+		"$(awk 'NF { print $2 }' <<<"$all" | median)" \
+		"$(grep -q FAILED <<<"$all" && echo FAILED || echo ok)"
 }
 
 # cm_time N: rdma_cm's step timer, no data
