@@ -12,20 +12,21 @@
 # per connection (ms) for each driver and the
 # softrc/rxe ratio (lower is better: the target is softrc <= rxe), and
 # cmtime's step breakdown (create qp, connect, disconnect, destroy) for
-# each. Every boot's log is in OUT/cm.DRIVER.log.
+# each. Every boot's log is in OUT/cm.DRIVER.log, OUT build/bench/cm
+# (a directory of its own: make bench clears build/bench/*.log).
 # BENCH_CM_DRIVERS="softrc rxe"; CMSCALE_PERF=N adds a perf profile of
 # ucmatose -c N in each boot (kernel symbols by samples), CMSCALE_GRAPH=N
 # a function_graph one of the driver's create/modify/destroy_qp (wall
 # time of each callee, sleeps included); both printed after the table.
 # SOFTRC_KVER=SERIES boots that kernel series for both drivers; output in
-# build/bench (6.1) or build/bench-SERIES.
+# build/bench/cm (6.1) or build/bench-SERIES/cm.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 series=${SOFTRC_KVER:-6.1}
 if [ "$series" = 6.1 ]; then
-	ko=drivers/infiniband/sw/softrc/softrc.ko out=build/bench
+	ko=drivers/infiniband/sw/softrc/softrc.ko out=build/bench/cm
 else
-	ko=build/$series/mod/drivers/infiniband/sw/softrc/softrc.ko out=build/bench-$series
+	ko=build/$series/mod/drivers/infiniband/sw/softrc/softrc.ko out=build/bench-$series/cm
 fi
 [ -f "$ko" ] || { echo "bench-cm: no $ko (make KVER=$series)" >&2; exit 1; }
 ko=$(realpath "$ko")
@@ -89,5 +90,5 @@ PY
 for d in $drivers; do
 	echo
 	echo "$d: phases and cmtime steps (us / conn is cmtime's last column)"
-	tr -d '\r' <"$out/cm.$d.log" | grep -E '^# (cm_runs|cm_phases|cm_res|cmtime|perf|perf_comm|graph)_' | sed 's/^# /  /'
+	tr -d '\r' <"$out/cm.$d.log" | grep -E '^# (cm_runs|cm_stats|cm_phases|cm_res|cmtime|perf|perf_comm|graph)_' | sed 's/^# /  /'
 done

@@ -25,6 +25,8 @@
 #   cm_conns_N CONNECT_MS_PER_CONN DISCONNECT_MS_PER_CONN ok|FAILED
 #     (the medians of the runs; FAILED if any run failed)
 #   # cm_phases_N.RUN ..., # cm_res_N.RUN ..., # cm_runs_N ... detail lines
+#   # cm_stats_N DEV/COUNTER +DELTA: the rdma statistic counters of
+#     trouble (retries, drops, NAKs, errors, ...) that moved in N's runs
 #   BENCH <driver> wire cm_connect_ms_N VALUE   (and cm_disconnect_ms_N),
 #     one a run (nan for a failed one)
 # A run is ok when both processes exit 0 after "data transfers complete"
@@ -162,10 +164,27 @@ cm_one() {
 	echo "$cms $cmd $status"
 }
 
+# stats: every device's rdma statistic counters, "DEV/NAME VALUE" lines
+stats() {
+	rdma statistic show 2>/dev/null |
+		awk '$1 == "link" { for (i = 3; i < NF; i += 2) print $2 "/" $i, $(i + 1) }'
+}
+
+# stats_delta N BEFORE: the counters that moved since BEFORE (stats
+# output), the ones that count trouble (retries, drops, NAKs, timeouts,
+# errors, duplicates), as "# cm_stats_N" lines
+stats_delta() {
+	stats | awk -v n="$1" 'NR == FNR { b[$1] = $2; next }
+		$2 - b[$1] > 0 && $1 ~ /retr|drop|nak|tmo|timeout|err|dup|seq|rnr|lost|resend|stall|busy|full/ {
+			printf "# cm_stats_%s %s +%d\n", n, $1, $2 - b[$1]
+		}' <(printf '%s\n' "$2") -
+}
+
 # cm_scale N: CMSCALE_RUNS runs of ucmatose -c N (default 3), the
 # medians (a run under TCG can take twice as long as the next)
 cm_scale() {
-	local n=$1 r out all=
+	local n=$1 r out all='' before
+	before=$(stats)
 	for ((r = 1; r <= ${CMSCALE_RUNS:-3}; r++)); do
 		out=$(cm_one "$n" "$r" 2>&1 >/tmp/cms.one)
 		printf '%s\n' "$out"
@@ -176,6 +195,7 @@ cm_scale() {
 	echo "cm_conns_$n $(awk 'NF { print $1 }' <<<"$all" | median)" \
 		"$(awk 'NF { print $2 }' <<<"$all" | median)" \
 		"$(grep -q FAILED <<<"$all" && echo FAILED || echo ok)"
+	stats_delta "$n" "$before"
 }
 
 # cm_time N: rdma_cm's step timer, no data
