@@ -90,10 +90,224 @@ TEST(req_ackreq_every_n_packets)
 	ct_attr_default(&attr);
 	attr.ackreq_every = 4;
 	ct_init(&t, &attr);
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10 * 1024, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10 * 1024,
+			     SOFTRC_SEND_SIGNALED));
 	ASSERT_EQ(10, softrc_eng_tx(&t.qp, 0, 100));
 	for (i = 0; i < 10; i++)
 		EXPECT_EQ(i == 3 || i == 7 || i == 9, t.tx[i].ackreq);
+}
+
+/*
+ * The AckReq probe timer fires at @d and probes: the packet of @psn goes
+ * again, with AckReq, and it is the QP's first probe.
+ */
+static void probe_fires(struct __test_metadata *_metadata, struct ct *t,
+			u64 d, u32 psn)
+{
+	int n = t->ntx;
+
+	softrc_eng_timer(&t->qp, SOFTRC_TIMER_ACKREQ, d);
+	EXPECT_EQ(1, t->qp.cnt.ackreq_probes);
+	EXPECT_EQ(1, softrc_eng_tx(&t->qp, d, 100));
+	EXPECT_EQ(n + 1, t->ntx);
+	EXPECT_EQ(psn, t->tx[n].psn);
+	EXPECT_TRUE(t->tx[n].ackreq);
+}
+
+/*
+ * The AckReq policy (softrc.rst, "ACKs"): the last packet of a signaled
+ * message asks for an ACK, an unsignaled one's does not (unless every-N
+ * or the window asks); ackreq_msg asks on every message, as before.
+ */
+TEST(req_ackreq_signaled_messages_only)
+{
+	struct softrc_eng_attr attr;
+	struct ct t;
+	int i;
+
+	ct_init(&t, NULL);
+	for (i = 0; i < 6; i++)
+		ASSERT_LE(0, ct_post(&t, i % 2 ? SOFTRC_WR_RDMA_WRITE :
+					   SOFTRC_WR_SEND, 10,
+				     i == 3 ? SOFTRC_SEND_SIGNALED : 0));
+	ASSERT_EQ(6, softrc_eng_tx(&t.qp, 0, 100));
+	for (i = 0; i < 6; i++)
+		EXPECT_EQ(i == 3, t.tx[i].ackreq);
+	EXPECT_TRUE(t.qp.req.tail_unreq);
+
+	ct_attr_default(&attr);
+	attr.ackreq_msg = true;
+	ct_init(&t, &attr);
+	for (i = 0; i < 3; i++)
+		ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(3, softrc_eng_tx(&t.qp, 0, 100));
+	for (i = 0; i < 3; i++)
+		EXPECT_TRUE(t.tx[i].ackreq);
+	EXPECT_FALSE(t.qp.req.tail_unreq);
+	EXPECT_EQ(0, t.deadline[SOFTRC_TIMER_ACKREQ]);
+}
+
+/*
+ * The requester goes idle with its newest PSN sent without AckReq: the
+ * probe timer is set ackreq_probe_ns (+ clock slack) later, and when it
+ * fires the newest packet goes again, with AckReq, counted as a probe
+ * and not as a retransmission. Its ACK retires everything, long before
+ * the local ACK timeout.
+ */
+TEST(req_ackreq_probe_for_idle_tail)
+{
+	struct softrc_eng_attr attr;
+	struct softrc_pkt p;
+	struct ct t;
+	u64 d;
+
+	ct_attr_default(&attr);
+	attr.clock_slack_ns = 7;
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 1500, 0));
+	ASSERT_EQ(3, softrc_eng_tx(&t.qp, 100, 100));
+	EXPECT_FALSE(t.tx[2].ackreq);
+	d = t.deadline[SOFTRC_TIMER_ACKREQ];
+	EXPECT_EQ(100 + 1000000 + 7, d);
+	EXPECT_LT(d, t.deadline[SOFTRC_TIMER_RETRY]);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d - 1);	/* early */
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, d - 1, 100));
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d);
+	EXPECT_EQ(1, t.qp.cnt.ackreq_probes);
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, d, 100));
+	ASSERT_EQ(4, t.ntx);
+	EXPECT_EQ(1002, t.tx[3].psn);
+	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_LAST, t.tx[3].opcode);
+	EXPECT_EQ(476, t.tx[3].payload_len);
+	EXPECT_TRUE(t.tx[3].ackreq);
+	EXPECT_EQ(0, t.qp.cnt.retransmits);
+	EXPECT_FALSE(t.qp.req.tail_unreq);
+	/* nothing more to ask: no second probe */
+	EXPECT_EQ(0, t.qp.req.deadline[SOFTRC_TIMER_ACKREQ]);
+	p = ct_ack(1002, SOFTRC_AETH_ACK | 31, 2);
+	ct_rx(&t, &p, d + 1);
+	EXPECT_TRUE(softrc_eng_idle(&t.qp));
+	EXPECT_EQ(0, t.qp.cnt.timeouts);
+}
+
+/*
+ * A busy QP is not probed: a request sent since the timer was set makes
+ * it look again one interval later; an ACK that came meanwhile for the
+ * newest PSN cancels the probe.
+ */
+TEST(req_ackreq_probe_waits_while_busy)
+{
+	struct softrc_pkt p;
+	struct ct t;
+	u64 d;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, 0, 100));
+	d = t.deadline[SOFTRC_TIMER_ACKREQ];
+	ASSERT_NE(0, d);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, 10, 100));
+	EXPECT_EQ(d, t.deadline[SOFTRC_TIMER_ACKREQ]);	/* set once */
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d);
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, d, 100));
+	EXPECT_EQ(0, t.qp.cnt.ackreq_probes);
+	EXPECT_EQ(d + 1000000, t.deadline[SOFTRC_TIMER_ACKREQ]);
+	d = t.deadline[SOFTRC_TIMER_ACKREQ];
+	probe_fires(_metadata, &t, d, 1001);
+
+	/* an ACK for the newest PSN before the timer: no probe */
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, 0, 100));
+	d = t.deadline[SOFTRC_TIMER_ACKREQ];
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, 5);
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d);
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, d, 100));
+	EXPECT_EQ(0, t.qp.cnt.ackreq_probes);
+	EXPECT_EQ(1, t.ntx);
+}
+
+/*
+ * An earlier AckReq still unanswered: its ACK is on its way (the
+ * application may be waiting for that completion to post more), so the
+ * probe waits; once that ACK came and the tail is still unrequested, it
+ * goes.
+ */
+TEST(req_ackreq_probe_waits_for_an_asked_ack)
+{
+	struct softrc_pkt p;
+	struct ct t;
+	u64 d;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(2, softrc_eng_tx(&t.qp, 0, 100));
+	EXPECT_TRUE(t.tx[0].ackreq);
+	EXPECT_FALSE(t.tx[1].ackreq);
+	d = t.deadline[SOFTRC_TIMER_ACKREQ];
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_ACKREQ, d);
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, d, 100));
+	EXPECT_EQ(0, t.qp.cnt.ackreq_probes);
+	EXPECT_EQ(d + 1000000, t.qp.req.deadline[SOFTRC_TIMER_ACKREQ]);
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 31, 1);
+	ct_rx(&t, &p, d + 1);
+	d = t.qp.req.deadline[SOFTRC_TIMER_ACKREQ];
+	probe_fires(_metadata, &t, d, 1001);
+}
+
+/*
+ * A short local ACK timeout: the probe looks after half of it, and a
+ * QP that stays busy without asking for an ACK is probed an interval
+ * before the retry timer, so it never waits for a timeout.
+ */
+TEST(req_ackreq_probe_before_retry_timer)
+{
+	struct softrc_eng_attr attr;
+	struct ct t;
+	u64 d;
+
+	ct_attr_default(&attr);
+	attr.timeout = 7;	/* 524288 ns */
+	ct_init(&t, &attr);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, 0, 100));
+	EXPECT_EQ(524288, t.deadline[SOFTRC_TIMER_RETRY]);
+	d = t.deadline[SOFTRC_TIMER_ACKREQ];
+	EXPECT_EQ(262144, d);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(1, softrc_eng_tx(&t.qp, 200000, 100));
+	/* busy, but the next look would be past the retry timer: probe */
+	probe_fires(_metadata, &t, d, 1001);
+	EXPECT_EQ(0, t.qp.cnt.timeouts);
+}
+
+/*
+ * Sent again after a timeout, the newest packet asks for an ACK even
+ * though it did not the first time: otherwise the go-back-N would end
+ * waiting for the next timeout.
+ */
+TEST(req_retransmitted_newest_carries_ackreq)
+{
+	struct ct t;
+	int i;
+
+	ct_init(&t, NULL);
+	for (i = 0; i < 3; i++)
+		ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(3, softrc_eng_tx(&t.qp, 0, 100));
+	softrc_eng_timer(&t.qp, SOFTRC_TIMER_RETRY,
+			 t.deadline[SOFTRC_TIMER_RETRY]);
+	ASSERT_EQ(3, softrc_eng_tx(&t.qp, t.qp.req.deadline[SOFTRC_TIMER_RETRY], 100));
+	for (i = 3; i < 6; i++) {
+		EXPECT_EQ(1000 + i - 3, t.tx[i].psn);
+		EXPECT_EQ(i == 5, t.tx[i].ackreq);
+	}
+	EXPECT_EQ(3, t.qp.cnt.retransmits);
+	EXPECT_EQ(0, t.qp.cnt.ackreq_probes);
 }
 
 TEST(req_solicited_only_on_last)
@@ -435,7 +649,7 @@ TEST(req_credit_probe_resent_with_ackreq)
 	u64 d;
 
 	ct_init(&t, NULL);
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
 	softrc_eng_tx(&t.qp, 0, 10);
 	p = ct_ack(1000, SOFTRC_AETH_ACK | 0, 1);	/* no credits left */
 	ct_rx(&t, &p, 1);
@@ -454,6 +668,36 @@ TEST(req_credit_probe_resent_with_ackreq)
 	EXPECT_EQ(1001, t.tx[2].psn);
 	EXPECT_EQ(SOFTRC_OP_SEND_FIRST, t.tx[2].opcode);
 	EXPECT_TRUE(t.tx[2].ackreq);
+}
+
+/*
+ * Out of credits with the newest PSN sent without AckReq: the ACK that
+ * would bring credits is asked for at once (an AckReq probe), not after
+ * the probe timer.
+ */
+TEST(req_credit_stall_probes_at_once)
+{
+	struct softrc_pkt p;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, SOFTRC_SEND_SIGNALED));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(2, softrc_eng_tx(&t.qp, 0, 10));
+	EXPECT_TRUE(t.tx[0].ackreq);
+	EXPECT_FALSE(t.tx[1].ackreq);
+	p = ct_ack(1000, SOFTRC_AETH_ACK | 0, 1);	/* no credits left */
+	ct_rx(&t, &p, 1);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	softrc_eng_tx(&t.qp, 2, 10);
+	ASSERT_EQ(3, t.ntx);
+	EXPECT_EQ(1001, t.tx[2].psn);
+	EXPECT_TRUE(t.tx[2].ackreq);
+	EXPECT_EQ(1, t.qp.cnt.ackreq_probes);
+	EXPECT_EQ(0, t.qp.cnt.retransmits);
+	/* asked once: the next try waits for the ACK */
+	EXPECT_EQ(0, softrc_eng_tx(&t.qp, 3, 10));
+	EXPECT_EQ(1, t.qp.cnt.ackreq_probes);
 }
 
 TEST(req_post_checks)

@@ -461,7 +461,8 @@ TEST(seed004_q2_write_10k_fragmentation)
 	ct_init(&t, NULL);
 	t.qp.attr.pmtu = 4096;
 	t.qp.attr.max_unacked = 128;
-	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10240, 0));
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 10240,
+			     SOFTRC_SEND_SIGNALED));
 	ASSERT_EQ(3, softrc_eng_tx(&t.qp, 0, 100));
 	EXPECT_EQ(SOFTRC_OP_RDMA_WRITE_FIRST, t.tx[0].opcode);
 	EXPECT_EQ(10240, t.tx[0].dma_len);

@@ -471,6 +471,67 @@ static void test_batch(void)
 	   "batch: all 8 WRITEs landed");
 }
 
+/* The port counter @name of @s's device, or -1 (not a softrc device). */
+static long long port_counter(const struct side *s, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibv_get_device_name(s->ctx->device), name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * One unsignaled WRITE, then nothing. softrc asks no ACK for an
+ * unsignaled message (Documentation/softrc.rst, "ACKs"), so its AckReq
+ * probe must draw one once the requester is idle, long before the local
+ * ACK timeout and without a retransmission; the WRITE still completes
+ * silently.
+ */
+static void test_ack_probe(void)
+{
+	long long p0 = port_counter(&A, "ackreq_probes");
+	long long t0 = port_counter(&A, "timeouts");
+	long long r0 = port_counter(&A, "retransmits");
+	long long p = p0;
+	double end;
+
+	if (p0 < 0) {
+		ktap_skip("not a softrc device", "ack probe: ackreq_probes counter");
+		return;
+	}
+	fill(A.buf + DATA_OFF, 4096, 9);
+	memset(B.buf + DATA_OFF + 1800000, 0, 4096);
+	ibv_wr_start(A.qpx);
+	A.qpx->wr_id = 400;
+	A.qpx->wr_flags = 0;
+	ibv_wr_rdma_write(A.qpx, B.mr->rkey, addr_of(&B, DATA_OFF + 1800000));
+	ibv_wr_set_sge(A.qpx, A.mr->lkey, addr_of(&A, DATA_OFF), 4096);
+	ok(ibv_wr_complete(A.qpx) == 0, "ack probe: one unsignaled WRITE");
+	end = now_s() + tmo(5);
+	while (p == p0 && now_s() < end) {
+		usleep(1000);
+		p = port_counter(&A, "ackreq_probes");
+	}
+	ok(p == p0 + 1, "ack probe: one AckReq probe drew its ACK (ackreq_probes %lld -> %lld)",
+	   p0, p);
+	ok(port_counter(&A, "timeouts") == t0 &&
+	   port_counter(&A, "retransmits") == r0,
+	   "ack probe: no local ACK timeout, no retransmission");
+	ok(cq_quiet(A.cq, 0.2), "ack probe: no completion for the unsignaled WRITE");
+	ok(!memcmp(B.buf + DATA_OFF + 1800000, A.buf + DATA_OFF, 4096),
+	   "ack probe: the WRITE landed");
+}
+
 /* ibv_wr_abort drops what was built since ibv_wr_start. */
 static void test_abort(void)
 {
@@ -738,6 +799,7 @@ int main(int argc, char **argv)
 	test_read();
 	test_atomics();
 	test_batch();
+	test_ack_probe();
 	test_abort();
 	test_atomic_write_cap();
 	test_atomic_write();

@@ -191,6 +191,31 @@ check "tx_batch=1: rc_pingpong wire IPv6 GIDs 64 KiB, mtu 1024, batched" run_pai
 	ibv_rc_pingpong -d sa -g "$GA6" -m 1024 -s 65536 -n 20 -c 10.0.1.2
 check "tx_batch=1: batches again (tx_batches > $batches)" \
 	test "$(counter sa tx_batches)" -gt "$batches"
+
+# --- ACKs (Documentation/softrc.rst, "ACKs") -----------------------------------
+# ib_write_bw signals one WRITE in 100 (CQ moderation): softrc asks for an
+# ACK on those and on every 16th packet, not on every message; with
+# ackreq_every_msg=1 it asks on every one, as before
+acks_write_bw() {
+	run_pair "$B" "$A" 120 \
+		ib_write_bw -d sb -x "$GB" -s 64 -n 2000 -F -- \
+		ib_write_bw -d sa -x "$GA" -s 64 -n 2000 -F 10.0.1.2
+}
+tmo0=$(counter sa timeouts)
+acks0=$(counter sb acks_sent)
+check "ACKs: ib_write_bw wire 64 B x 2000" acks_write_bw
+acks=$(( $(counter sb acks_sent) - acks0 ))
+check "ACKs: at most one in 8 of the 2000 messages acknowledged (got $acks)" \
+	test "$acks" -le 250
+echo 1 >/sys/module/softrc/parameters/ackreq_every_msg
+acks0=$(counter sb acks_sent)
+check "ackreq_every_msg=1: ib_write_bw wire 64 B x 2000" acks_write_bw
+acks1=$(( $(counter sb acks_sent) - acks0 ))
+echo 0 >/sys/module/softrc/parameters/ackreq_every_msg
+check "ackreq_every_msg=1: over twice the ACKs ($acks1 against $acks)" \
+	test "$acks1" -gt $(( 2 * acks ))
+check "ACKs: no local ACK timeout in either run (timeouts $tmo0 -> $(counter sa timeouts))" \
+	test "$(counter sa timeouts)" = "$tmo0"
 check "rdma statistic: still no bad ICRC on either end" bash -c \
 	'rdma statistic show link sa/1 | grep -Eq "rx_bad_icrc 0" &&
 	 rdma statistic show link sb/1 | grep -Eq "rx_bad_icrc 0"'

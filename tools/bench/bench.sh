@@ -19,7 +19,13 @@
 # for either driver, so each number is the median of BENCH_RUNS runs
 # (default 3) in each of BENCH_ROUNDS boots per driver (default 2), the
 # drivers' boots alternating; every run is in build/bench/BOOT.ROUND.log
-# and the table says how many runs each median has. BENCH_N multiplies
+# and the table says how many runs each median has. A run that fails (an
+# exit status, a timeout after BENCH_RUN_TIMEOUT s (default 120 times
+# BENCH_N, scaled to the guest's speed), no result, a rate of 0) is reported in the log
+# ("# FAILED", with its output) and run again; if it fails again it is
+# counted in the table's failed column, listed under the tables, and in
+# no median (FAILED where every run failed). The WRITE and SEND rows
+# also show the responders' ACKs per message (guest.sh). BENCH_N multiplies
 # the iteration counts; BENCH_DRIVERS="softrc rxe"; BENCH_ONLY="write_lat
 # ..." and BENCH_PATHS="wire" run a subset.
 # A/B of two softrc builds: BENCH_BASE_KO=path/to/other/softrc.ko adds a
@@ -86,6 +92,7 @@ for ((round = 1; round <= ${BENCH_ROUNDS:-2}; round++)); do
 			--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$boot" "${env[@]}" \
 			--env BENCH_CLOCK="$clock" \
 			--env BENCH_N="${BENCH_N:-1}" --env BENCH_RUNS="${BENCH_RUNS:-3}" \
+			${BENCH_RUN_TIMEOUT:+--env BENCH_RUN_TIMEOUT="$BENCH_RUN_TIMEOUT"} \
 			--env BENCH_CURVES="${BENCH_CURVES:-1}" \
 			--env BENCH_CURVE_PATHS="${BENCH_CURVE_PATHS:-wire}" \
 			${BENCH_ONLY:+--env BENCH_ONLY="$BENCH_ONLY"} \
@@ -97,93 +104,9 @@ for ((round = 1; round <= ${BENCH_ROUNDS:-2}; round++)); do
 	done
 done
 
+# the tables (tools/bench/table.py)
 # shellcheck disable=SC2086 # one argument a driver
-python3 - "$out" "$clock" $drivers <<'PY'
-import random, statistics, sys
-sys.path.insert(0, "tools/bench")
-from curves import load_runs
-out, clock, drivers = sys.argv[1], sys.argv[2], sys.argv[3:]
-runs = load_runs(out)
-res = {k: statistics.median(v) for k, v in runs.items()}
-rng = random.Random(1)
-
-
-def interval(a, b):
-    """bootstrap 90 % interval of median(a) / median(b)"""
-    if len(a) < 3 or len(b) < 3:
-        return None
-    r = sorted(statistics.median(rng.choices(a, k=len(a))) /
-               statistics.median(rng.choices(b, k=len(b))) for _ in range(2000))
-    return r[100], r[1899]
-metrics = ["write_bw_64k", "write_bw_4k", "read_bw_64k", "read_bw_4k",
-           "send_bw_64k", "send_bw_4k", "msg_rate_64B_q8", "atomic_rate",
-           "write_lat", "send_lat", "read_lat",
-           "write_lat_p99", "send_lat_p99", "read_lat_p99", "memcpy"]
-# perftest prints rates in Mpps; under TCG they are a few thousand per s
-units = {"msg_rate_64B_q8": "kpps", "atomic_rate": "kpps"}
-units.update({m: "us" for m in metrics if "_lat" in m})
-scale = {"kpps": 1000.0}
-# columns: every driver's median, then each ratio against the last driver
-# (rxe), then softrc/softrc-base when both are there
-a = drivers[0]
-ref = drivers[-1]
-pairs = [(d, ref) for d in drivers[:-1]]
-if "softrc" in drivers and "softrc-base" in drivers and ("softrc", "softrc-base") not in pairs:
-    pairs.append(("softrc", "softrc-base"))
-def spread(v):
-    """(max - min) / median of a metric's runs, in per cent"""
-    if len(v) < 2 or not statistics.median(v):
-        return "-"
-    return f"{100 * (max(v) - min(v)) / statistics.median(v):.0f}"
-def cell(v, w=10):
-    return f"{v:{w}.2f}" if v is not None else f"{'-':>{w}}"
-ab = ("softrc", "softrc-base") if ("softrc", "softrc-base") in pairs else None
-worse = []
-for path in ("loop", "wire"):
-    print(f"\n{path} path" + (" (one device)" if path == "loop" else " (two devices across a veth)"))
-    head = "".join(f" {d:>11}" for d in drivers)
-    head += "".join(f" {x + '/' + y:>{max(12, len(x) + len(y) + 2)}}" for x, y in pairs)
-    if ab:
-        head += f" {'90% interval':>13}"
-    print(f"  {'metric':<18} {'unit':<5}{head} {'runs':>8} {'spread %':>13}")
-    for m in metrics:
-        k = scale.get(units.get(m), 1.0)
-        vals = {d: res.get((d, path, m)) for d in drivers}
-        if all(v is None for v in vals.values()):
-            continue
-        row = "".join(" " + cell(None if vals[d] is None else vals[d] * k, 11) for d in drivers)
-        for x, y in pairs:
-            w = max(12, len(x) + len(y) + 2)
-            r = vals[x] / vals[y] if vals[x] is not None and vals[y] else None
-            row += " " + cell(r, w)
-        if ab:
-            ci = interval(runs.get((ab[0], path, m), []), runs.get((ab[1], path, m), []))
-            row += f" {f'{ci[0]:.2f}-{ci[1]:.2f}' if ci else '-':>13}"
-            r = vals[ab[0]] / vals[ab[1]] if vals[ab[0]] and vals[ab[1]] else None
-            if r is not None and (r > 1.1 if units.get(m) == "us" else r < 0.9):
-                worse.append(f"{path} {m} {r:.2f}")
-        n = "/".join(str(len(runs.get((d, path, m), []))) for d in drivers)
-        sp = "/".join(spread(runs.get((d, path, m), [])) for d in drivers)
-        print(f"  {m:<18} {units.get(m, 'MB/s'):<5}{row} {n:>8} {sp:>13}")
-    share = []
-    for d in drivers:
-        mc = res.get((d, path, "memcpy"))
-        if mc:
-            share.append(f"{d} " + ", ".join(
-                f"{op} {100 * res[(d, path, op + '_bw_64k')] / mc:.0f} %"
-                for op in ("write", "read", "send") if (d, path, op + "_bw_64k") in res))
-    if share:
-        print("  64 KiB bandwidth as a share of memcpy in the same boots: " + "; ".join(share))
-print("\n(latency: lower is better, so a ratio below 1 favours the first driver;")
-print(" each number is the median of the runs counted in the runs column;")
-print(" spread is (max - min) / median of those runs, per driver; memcpy is")
-print(" tools/bench/memcpy on one vCPU of each boot)")
-if clock == "icount":
-    print("(icount: one vCPU, guest time 8 ns per instruction executed: these are")
-    print(" instruction costs, not speeds; SEND tests wait by events)")
-if ab:
-    print("softrc more than 10 % worse than softrc-base: " + (", ".join(worse) or "none"))
-PY
+python3 tools/bench/table.py "$out" "$clock" $drivers
 # the cost curves: tables, and plots under build/bench/ (gnuplot)
 if [ "${BENCH_CURVES:-1}" != 0 ]; then
 	# shellcheck disable=SC2086 # one argument a driver

@@ -1,10 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Host self-test of tools/bench/curves.py (make bench's cost curves), in
-# KTAP: from a made-up runs.txt whose medians and ratios are known, the
-# tables must show those numbers, the data files the plotted values, and
-# gnuplot (when installed) must render the three plots.
+# Host self-test of make bench's host and parsing tools, in KTAP:
+# tools/bench/curves.py (the cost curves): from a made-up runs.txt whose
+# medians and ratios are known, the tables must show those numbers, the
+# data files the plotted values, and gnuplot (when installed) must render
+# the three plots; tools/bench/table.py (the per-path tables): failed and
+# 0 runs are counted and reported, never a median's value, a metric
+# whose every run failed reads FAILED, ACKs per message are shown;
+# tools/bench/result.sh (a perftest run's numbers, guest.sh): a 0, an
+# inf, a missing result row are failures, with the reason.
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/softrc-curves.XXXXXX")
@@ -45,11 +50,12 @@ t() { # NAME CMD...
 	done
 	echo "softrc wire qp_kernel_kib 123.4"
 	echo "rxe wire qp_kernel_kib nan"
+	echo "softrc wire curve_rate_q8 failed"
 	echo "softrc wire write_bw_64k 5"
 } >"$dir/runs.txt"
 
 echo "TAP version 13"
-echo "1..8"
+echo "1..24"
 python3 "$here/curves.py" "$dir" softrc rxe >"$dir/out.txt" 2>&1
 t "curves.py runs" test -s "$dir/out.txt"
 t "bandwidth row: medians 2 and 0.5 (a 0 run dropped), ratio 4.00 for each op" \
@@ -58,8 +64,8 @@ t "QP rate row: 20 and 10 kpps, ratio 2.00" \
 	grep -Eq '^ +256 +20\.00 +10\.00 +2\.00$' "$dir/out.txt"
 t "latency row: typical and p99 ratios 0.75 and 0.50" \
 	grep -Eq '^ +read_lat +4KiB +3\.00 +6\.00 +4\.00 +12\.00 +0\.75 +0\.50$' "$dir/out.txt"
-t "QP memory: softrc 123.4 KiB, rxe's nan left out" \
-	grep -Eq 'KiB.*softrc 123\.4 rxe -$' "$dir/out.txt"
+t "QP memory: softrc 123.4 KiB, rxe's one run failed (nan)" \
+	grep -Eq 'KiB.*softrc 123\.4 rxe FAILED$' "$dir/out.txt"
 t "plot data: the 64 B row holds every op's medians" \
 	grep -Eq '^64( 2 0\.5){3}$' "$dir/curves/bw.wire.dat"
 if command -v gnuplot >/dev/null; then
@@ -76,4 +82,121 @@ rm -f "$dir"/*.svg
 python3 "$here/curves.py" "$dir" softrc rxe >"$dir/out.txt" 2>&1
 t "an incomplete sweep: tables, and no plots" bash -c \
 	"grep -q 'no plots, points without a run: 1 ' '$dir/out.txt' && grep -Eq '^ +4K +2\.00 +0\.50 +- +- ' '$dir/out.txt' && ! ls '$dir'/*.svg"
+
+# table.py: softrc's atomic runs 50, 60, 70 kpps and one that failed
+# twice (guest.sh's "failed") after one that passed on its retry; rxe's
+# 40 and 20 and a 0 (perftest's report without a clock: result.sh), whose
+# median must be 30, not 20; softrc's 4 KiB WRITE failed in both runs,
+# rxe's is 40 MB/s; ACKs per message 1, 0.5, 0.25 (softrc) and 1 (rxe);
+# softrc's 64 KiB WRITE: no ACKs, AckReq probes 0.01 and 0.02 a message
+mkdir -p "$dir/t"
+{
+	printf 'softrc wire atomic_rate %s\n' 0.05 0.06 retried 0.07 failed
+	printf 'rxe wire atomic_rate %s\n' 0.04 0.000000 0.02
+	printf 'softrc wire write_bw_4k %s\n' failed failed
+	printf 'softrc wire write_bw_4k_ackpm %s\n' 1.000 0.500 0.250
+	printf 'rxe wire write_bw_4k %s\n' 40.0
+	printf 'rxe wire write_bw_4k_ackpm %s\n' 1.000
+	printf 'softrc wire write_bw_64k %s\n' 200 300
+	printf 'softrc wire write_bw_64k_ackpm %s\n' 0.000 0.000
+	printf 'softrc wire write_bw_64k_probepm %s\n' 0.010 0.020
+	printf 'rxe wire write_bw_64k %s\n' 100 100
+} >"$dir/t/runs.txt"
+python3 "$here/table.py" "$dir/t" wall softrc rxe >"$dir/t/out.txt" 2>&1
+rc=$?
+t "table.py runs (status 0), a table for the wire path only" bash -c \
+	"[ $rc = 0 ] && grep -q '^wire path' '$dir/t/out.txt' && ! grep -q '^loop path' '$dir/t/out.txt'"
+t "table: a failed and a 0 run in no median (60 and 30 kpps, ratio 2.00), counted (runs 3/2, failed 1/1)" \
+	grep -Eq '^ +atomic_rate +kpps +60\.00 +30\.00 +2\.00 +-/- +-/- +3/2 +1/1 ' "$dir/t/out.txt"
+t "table: a metric whose every run failed reads FAILED, and so does its ratio" \
+	grep -Eq '^ +write_bw_4k +MB/s +FAILED +40\.00 +FAILED +0\.500/1\.000 +-/- +0/1 +2/0 ' "$dir/t/out.txt"
+t "table: ACKs and AckReq probes per message, 0 a real value" bash -c \
+	"grep -Eq '^ +metric .* ACKs/msg +probes/msg +runs' '$dir/t/out.txt' &&
+	 grep -Eq '^ +write_bw_64k +MB/s +250\.00 +100\.00 +2\.50 +0\.000/- +0\.015/- +2/2 +0/0 ' '$dir/t/out.txt'"
+t "table: the failed runs listed, with the retry" bash -c \
+	"grep -q '^  softrc wire atomic_rate: 4 runs, 1 failed, 1 passed on a retry$' '$dir/t/out.txt' &&
+	 grep -q '^  rxe wire atomic_rate: 3 runs, 1 failed$' '$dir/t/out.txt' &&
+	 grep -q '^  softrc wire write_bw_4k: 2 runs, 2 failed$' '$dir/t/out.txt'"
+
+# result.sh: perftest client outputs, as 4.5 prints them
+bw_out() { # MSGRATE [extra stderr line]
+	[ -z "${2:-}" ] || echo "$2"
+	printf '%s\n' '---------------------------------------------------------------------------------------' \
+		'                    Atomic FETCH_AND_ADD BW Test' \
+		' Number of qps   : 1		Transport type : IB' \
+		' local address: LID 0000 QPN 0x0011 PSN 0x3a1b4c' \
+		' GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:00:00:01' \
+		' #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]'
+	printf ' %-7s    %-10s       %-7s            %-7s\t\t   %-7s\n' 8 1000 "$3" "$3" "$1"
+}
+values_are() { # WANT COLS: bench_values on stdin succeeds with WANT
+	local got
+	got=$(bench_values "$2") && [ "$got" = "$1" ]
+}
+fails_with() { # ERE COLS: bench_values on stdin fails, its reason matching ERE
+	local got
+	! got=$(bench_values "$2") && grep -Eq "$1" <<<"$got"
+}
+t "result.sh: an atomic run's rate, column 5" \
+	bash -c ". '$here/result.sh'; $(declare -f bw_out values_are); bw_out 0.037061 '' 0.30 | values_are 0.037061 5"
+t "result.sh: a rate of 0 fails, and says perftest measured no clock" \
+	bash -c ". '$here/result.sh'; $(declare -f bw_out fails_with)
+		bw_out 0.000000 'Correlation coefficient r^2: 0.41 < 0.9' 0.00 | fails_with 'not a positive number.*CPU clock' 5"
+t "result.sh: a bandwidth of 0.00 fails" \
+	bash -c ". '$here/result.sh'; $(declare -f bw_out fails_with); bw_out 0.000000 '' 0.00 | fails_with '^column 4 .*\"0\\.00\"' 4"
+t "result.sh: a latency row's t_typical and p99" \
+	bash -c ". '$here/result.sh'; $(declare -f values_are)
+		printf ' #bytes #iterations    t_min[usec]\n 2       500          10.52        190.21      14.37  \t       17.01     \t9.92\t\t116.21 \t\t190.21\n' |
+		values_are '14.37 116.21' 5,8"
+t "result.sh: an inf latency fails" \
+	bash -c ". '$here/result.sh'; $(declare -f fails_with)
+		printf ' 2       500          inf        inf      inf  \t       inf     \t-nan\t\tinf \t\tinf\n' | fails_with '\"inf\"' 5,8"
+t "result.sh: no result row fails" \
+	bash -c ". '$here/result.sh'; $(declare -f fails_with)
+		printf ' Couldn'\\''t connect to 10.0.0.2:18515\n' | fails_with '^no result row' 4"
+t "result.sh: a missing column fails" \
+	bash -c ". '$here/result.sh'; $(declare -f bw_out fails_with); bw_out 0.037061 '' 0.30 | fails_with 'column 9 .*\"\"' 9"
+
+# b (result.sh): the run, its check and its retry, with stubs for the
+# guest's bench_pair (client outputs $dir/b/out.1, out.2, ... in turn; no
+# file: the client exited 1) and acks_now (2000 more ACKs at each call)
+mkdir -p "$dir/b"
+cat >"$dir/b/stubs.sh" <<EOF
+. '$here/result.sh'
+$(declare -f bw_out)
+pair_n=0
+bench_pair() {
+	pair_n=\$((pair_n + 1))
+	RUN_SRV="server says bye" RUN_WHY=
+	RUN_OUT=\$(cat "$dir/b/out.\$pair_n" 2>/dev/null) || RUN_WHY="the client exited with status 1"
+	[ -z "\$RUN_WHY" ]
+}
+acks_now() {
+	local a
+	a=\$(cat "$dir/b/acks")
+	echo \$((a + 2000)) >"$dir/b/acks"
+	echo "\$a -"
+}
+EOF
+bw_out 0.000000 'Correlation coefficient r^2: 0.41 < 0.9' 0.00 >"$dir/b/out.1"
+bw_out 0.019471 '' 81.42 >"$dir/b/out.2"
+echo 0 >"$dir/b/acks"
+bash -c ". '$dir/b/stubs.sh'; b softrc wire write_bw_4k 4 ib_write_bw -s 4096 -n 4000" >"$dir/b/retry.txt" 2>&1
+t "b: a run with a rate of 0 is reported, with perftest's complaint" bash -c \
+	"grep -q '^# FAILED softrc wire write_bw_4k (try 1 of 2): column 4 .*CPU clock.*: ib_write_bw -s 4096 -n 4000$' '$dir/b/retry.txt' &&
+	 grep -q '^#   Correlation coefficient' '$dir/b/retry.txt' && grep -q '^#   server: server says bye$' '$dir/b/retry.txt'"
+t "b: ... and run again: its second run's value, marked retried, 2000 ACKs over its 1000 messages" bash -c \
+	"[ \"\$(grep ^BENCH '$dir/b/retry.txt')\" = 'BENCH softrc wire write_bw_4k 81.42
+BENCH softrc wire write_bw_4k retried
+BENCH softrc wire write_bw_4k_ackpm 2.000' ]"
+rm -f "$dir"/b/out.*
+bash -c ". '$dir/b/stubs.sh'; b softrc wire atomic_rate 5 ib_atomic_bw -n 1000" >"$dir/b/fail.txt" 2>&1
+t "b: a command that fails twice is reported twice and is 'failed', nothing else" bash -c \
+	"[ \"\$(grep -c '^# FAILED softrc wire atomic_rate (try [12] of 2): the client exited with status 1: ib_atomic_bw -n 1000$' '$dir/b/fail.txt')\" = 2 ] &&
+	 [ \"\$(grep ^BENCH '$dir/b/fail.txt')\" = 'BENCH softrc wire atomic_rate failed' ]"
+printf ' #bytes #iterations    t_min[usec]\n 2       500          10.52        190.21      14.37  \t       17.01     \t9.92\t\t116.21 \t\t190.21\n' >"$dir/b/out.1"
+bash -c ". '$dir/b/stubs.sh'; b rxe loop write_lat,write_lat_p99 5,8 ib_write_lat -s 2 -n 500" >"$dir/b/lat.txt" 2>&1
+t "b: a latency row's two metrics, no ACK count" \
+	bash -c "[ \"\$(cat '$dir/b/lat.txt')\" = 'BENCH rxe loop write_lat 14.37
+BENCH rxe loop write_lat_p99 116.21' ]"
 [ "$fail" = 0 ]

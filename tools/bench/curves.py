@@ -10,8 +10,9 @@ tools/bench/guest.sh) and, for the paths the curves ran on, prints
   - the 64 B message rate (kpps) against the number of QPs
   - latency, typical and p99 (usec), at 2 B and 4 KiB
   - the kernel memory of one RC QP (KiB, tools/bench/qpmem.c)
-each number the median of that driver's runs, with the ratio of the
-first driver to the last (softrc/rxe). It writes the data and a gnuplot
+each number the median of that driver's good runs (FAILED where every
+run of it failed: load_results), with the ratio of the first driver to
+the last (softrc/rxe). It writes the data and a gnuplot
 script into OUT/curves/ and, when gnuplot is installed, renders
 OUT/bandwidth.svg, OUT/qps.svg, OUT/latency.svg (and .png of each).
 """
@@ -32,42 +33,80 @@ def size_name(s):
     return f"{s >> 20}M" if s >= 1 << 20 else f"{s >> 10}K" if s >= 1024 else f"{s}"
 
 
-def load_runs(out):
-    """{(driver, path, metric): [values]} from OUT/runs.txt. A failed run
-    (nan) is left out, and so is a 0: under TCG perftest now and then
-    prints 0 for a run that completed (for either driver, about one run
-    in seventy; its cycle-counter clock is the suspect), and a completed
-    run cannot have moved nothing. Either shows as a run fewer in the
-    table's runs column."""
-    runs = {}
+FAILED = "FAILED"
+
+
+def rate_like(metric):
+    """an ACK or probe count per message, where 0 is a real result"""
+    return metric.endswith("_ackpm") or metric.endswith("_probepm")
+
+
+def load_results(out):
+    """{(driver, path, metric): {"runs": [values], "failed": n, "retried": n}}
+    from OUT/runs.txt. tools/bench/guest.sh writes "failed" for a run that
+    failed twice (its output is in the boot's log, "# FAILED") and
+    "retried" for one that passed only on its second try. A value that is
+    not a positive finite number (nan, inf, 0: older runs.txt files hold
+    perftest's 0 of a run whose clock measurement failed, see
+    tools/bench/result.sh) is a failed run too: never a median's value,
+    always counted. ACKs and probes per message may be 0."""
+    res = {}
     with open(os.path.join(out, "runs.txt")) as f:
         for line in f:
             try:
                 d, path, metric, val = line.split()
-                v = float(val)
             except ValueError:
                 continue
-            if v == v and 0 < v < float("inf"):
-                runs.setdefault((d, path, metric), []).append(v)
-    return runs
+            r = res.setdefault((d, path, metric), {"runs": [], "failed": 0, "retried": 0})
+            if val == "retried":
+                r["retried"] += 1
+                continue
+            try:
+                v = float(val)
+            except ValueError:
+                v = float("nan")
+            if v == v and v < float("inf") and (v > 0 or (v == 0 and rate_like(metric))):
+                r["runs"].append(v)
+            else:
+                r["failed"] += 1
+    return res
+
+
+def load_runs(out):
+    """{(driver, path, metric): [values]} of the good runs (load_results)"""
+    return {k: r["runs"] for k, r in load_results(out).items() if r["runs"]}
 
 
 def load(out):
-    return {k: statistics.median(v) for k, v in load_runs(out).items()}
+    """{(driver, path, metric): median}, or FAILED where every run failed"""
+    return {k: statistics.median(r["runs"]) if r["runs"] else FAILED
+            for k, r in load_results(out).items() if r["runs"] or r["failed"]}
 
 
 def fmt(v, w=9, p=2):
+    if isinstance(v, str):
+        return f"{v:>{w}}"
     return f"{v:{w}.{p}f}" if v is not None else f"{'-':>{w}}"
 
 
 def ratio(a, b):
+    if FAILED in (a, b):
+        return FAILED
     return a / b if a is not None and b else None
+
+
+def getter(res, path):
+    """get(driver, metric, scale): the median scaled, None, or FAILED"""
+    def get(d, m, k=1.0):
+        v = res.get((d, path, m))
+        return v * k if isinstance(v, float) else v
+    return get
 
 
 def tables(res, path, drivers):
     first, last = drivers[0], drivers[-1]
     rname = f"{first}/{last}"
-    get = lambda d, m, k=1.0: None if res.get((d, path, m)) is None else res[(d, path, m)] * k
+    get = getter(res, path)
 
     print(f"\ncost curves, {path} path: bandwidth (MB/s) against message size")
     head = "".join(f" {op + ' ' + d:>13}" for op in OPS for d in drivers)
@@ -109,8 +148,8 @@ def tables(res, path, drivers):
 
 
 def plot_data(res, path, drivers, cdir):
-    get = lambda d, m, k=1.0: None if res.get((d, path, m)) is None else res[(d, path, m)] * k
-    na = lambda v: "NaN" if v is None else f"{v:.4g}"
+    get = getter(res, path)
+    na = lambda v: f"{v:.4g}" if isinstance(v, float) else "NaN"
     with open(os.path.join(cdir, f"bw.{path}.dat"), "w") as f:
         f.write("# size " + " ".join(f"{op}_{d}" for op in OPS for d in drivers) + "\n")
         for s in SIZES:
@@ -186,7 +225,8 @@ def main():
         f.write(gnuplot_script(paths[0], drivers, "."))
     need = [f"curve_{op}_bw_{s}" for op in OPS for s in SIZES] + \
         [f"curve_rate_q{q}" for q in QPS] + [k for _, _, k in LATS]
-    gaps = [m for m in need if not any((d, paths[0], m) in res for d in drivers)]
+    gaps = [m for m in need if not any(isinstance(res.get((d, paths[0], m)), float)
+                                       for d in drivers)]
     if gaps:
         print(f"\ncost curves: no plots, points without a run: {len(gaps)} "
               f"(BENCH_ONLY, or failed runs), e.g. {gaps[0]}")

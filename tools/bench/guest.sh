@@ -19,27 +19,71 @@ set -u
 . "$(dirname "$0")/../../selftests/vm/lib.sh"
 . "$REPO/selftests/verbs/topo.sh"
 dmesg -n 1
-trap topo_cleanup EXIT
+tmp=$(mktemp /tmp/bench.XXXXXX)
+trap 'topo_cleanup; rm -f "$tmp" "$tmp".*' EXIT
 
 . "$REPO/tools/bench/commands.sh"
+. "$REPO/tools/bench/result.sh"
 
-# b DRIVER PATH METRICS COLUMNS TOOL ARGS...: one perftest pair, a
-# "BENCH DRIVER PATH METRIC VALUE" line for each metric of the
-# comma-separated METRICS, read from the matching one of COLUMNS (nan
-# for a failed run); the host (bench.sh) takes the medians.
-b() {
-	local drv=$1 path=$2 metrics=$3 cols=$4 row='' m c i
-	shift 4
-	if pp_pair "$path ${metrics%%,*}" "$@" -F -u 18 >/dev/null; then
-		row=$(printf '%s\n' "$PP_OUT" | grep -E '^ +[0-9]+ +[0-9]+ ' | tail -1)
-	else
-		printf '%s\n' "$PP_OUT" | tail -5 | sed 's/^/# /'
+# bench_pair TOOL ARGS...: one perftest server/client pair, the server on
+# DEV_B, the client on DEV_A, each under a time limit (BENCH_RUN_TIMEOUT
+# seconds, default 120 times BENCH_N, scaled to the VM's speed). RUN_OUT
+# gets the client's output; RUN_SRV the server's. Fails, RUN_WHY saying
+# how, when either side exits non-zero or times out.
+bench_pair() {
+	local cmd=$1 port=$((20000 + RANDOM % 20000)) t srv rc src
+	shift
+	t=$(tmo "${BENCH_RUN_TIMEOUT:-$((120 * ${BENCH_N:-1}))}")
+	RUN_WHY=
+	$RUN_B timeout "$t" "$cmd" -d "$DEV_B" -x "$GID_B" -p "$port" "$@" -F -u 18 \
+		>"$tmp.srv" 2>&1 &
+	srv=$!
+	# the client gives up at once if the server is not listening yet
+	wait_until 20 bash -c "$RUN_B ss -ltn | grep -q ':$port '"
+	RUN_OUT=$($RUN_A timeout "$t" "$cmd" -d "$DEV_A" -x "$GID_A" -p "$port" "$@" -F -u 18 "$IP_B" 2>&1)
+	rc=$?
+	[ "$rc" = 0 ] || kill "$srv" 2>/dev/null
+	wait "$srv"
+	src=$?
+	RUN_SRV=$(cat "$tmp.srv")
+	case $rc in
+	0) ;;
+	124) RUN_WHY="the client timed out after $t s" ;;
+	*) RUN_WHY="the client exited with status $rc" ;;
+	esac
+	if [ -z "$RUN_WHY" ]; then
+		case $src in
+		0) ;;
+		124) RUN_WHY="the server timed out after $t s" ;;
+		*) RUN_WHY="the server exited with status $src" ;;
+		esac
 	fi
-	IFS=, read -r -a m <<<"$metrics"
-	IFS=, read -r -a c <<<"$cols"
-	for i in "${!m[@]}"; do
-		echo "BENCH $drv $path ${m[i]} $(awk -v c="${c[i]}" '{ v = $c } END { print v == "" ? "nan" : v }' <<<"$row")"
-	done
+	[ -z "$RUN_WHY" ]
+}
+
+# The run of one benchmark command, its retry and its ACK count:
+# tools/bench/result.sh's b, with bench_pair and acks_now below.
+
+# acks_now: "ACKS PROBES" the responders of this path have sent so far.
+# softrc: its acks_sent (and ackreq_probes, where the module has that
+# counter; "-" where not), summed over the path's devices. rxe has no
+# ACK counter: on the wire path the server's device sends nothing but
+# responses, so its sent_pkts are the ACKs of a WRITE or SEND run; on the
+# loop path requests and ACKs share one device's count: "- -".
+acks_now() {
+	local devs=$DEV_A d
+	[ "$DEV_B" = "$DEV_A" ] || devs+=" $DEV_B"
+	if [ "$SOFTRC_DRIVER" != softrc ]; then
+		[ "$DEV_B" != "$DEV_A" ] || { echo "- -"; return; }
+		devs=$DEV_B
+	fi
+	for d in $devs; do
+		rdma statistic show link "$d/1"
+	done | tr -s ' ' '\n' | awk -v drv="$SOFTRC_DRIVER" '
+		drv == "softrc" && $0 == "acks_sent" { getline; a += $0; ha = 1 }
+		drv == "softrc" && $0 == "ackreq_probes" { getline; p += $0; hp = 1 }
+		drv != "softrc" && $0 == "sent_pkts" { getline; a += $0; ha = 1 }
+		END { print (ha ? a : "-"), (hp ? p : "-") }'
 }
 
 # qpmem DRIVER PATH: the kernel memory an RC QP costs (tools/bench/qpmem.c,

@@ -471,13 +471,25 @@ static void sim_complete(void *ctx, const struct softrc_eng_cqe *cqe)
 	ep->ncqe++;
 }
 
-/* The IBTA minimum of timer @id as armed now (9.7.6.1.3, table 45). */
+/*
+ * The minimum of timer @id as armed now: the IBTA's for the retry and
+ * RNR timers (9.7.6.1.3, table 45); none for the AckReq probe, which
+ * may go at any time (softrc.rst, "ACKs").
+ */
 static u64 sim_timer_min(struct sim_ep *ep, enum softrc_eng_timer_id id)
 {
 	if (id == SOFTRC_TIMER_RETRY)
 		return softrc_eng_ack_timeout_ns(ep->qp.attr.timeout);
+	if (id == SOFTRC_TIMER_ACKREQ)
+		return 0;
 	return softrc_eng_rnr_timer_ns(softrc_syndrome_value(ep->rx_syndrome));
 }
+
+static const char *const sim_timer_low[SOFTRC_TIMER_NR] = {
+	[SOFTRC_TIMER_RETRY] = "retry timer armed below its IBTA minimum",
+	[SOFTRC_TIMER_RNR] = "RNR timer armed below its IBTA minimum",
+	[SOFTRC_TIMER_ACKREQ] = "AckReq probe timer armed below its interval",
+};
 
 /*
  * A new deadline must lie at least the IBTA minimum after the exact time
@@ -497,10 +509,8 @@ static void sim_timer(void *ctx, enum softrc_eng_timer_id id, u64 deadline)
 	ep->armed[id] = deadline;
 	ep->arm_min[id] = sim->now + sim_timer_min(ep, id);
 	if (deadline < ep->arm_min[id])
-		sim_violation(sim, id == SOFTRC_TIMER_RETRY ?
-			      "retry timer armed below its IBTA minimum" :
-			      "RNR timer armed below its IBTA minimum",
-			      ep->arm_min[id] - deadline, id);
+		sim_violation(sim, sim_timer_low[id], ep->arm_min[id] - deadline,
+			      id);
 }
 
 static void sim_qp_error(void *ctx)
@@ -818,13 +828,18 @@ static void sim_fire(struct sim *sim, struct sim_ep *ep,
 {
 	struct softrc_eng_qp *qp = &ep->qp;
 	u64 timeouts = qp->cnt.timeouts, min = ep->arm_min[id];
+	u64 probes = qp->cnt.ackreq_probes;
 	u8 state = qp->req.state;
 	bool acted;
 
 	softrc_eng_timer(qp, id, sim->now);
-	acted = id == SOFTRC_TIMER_RETRY ? qp->cnt.timeouts != timeouts :
-		state == SOFTRC_REQ_RNR_WAIT &&
-		qp->req.state != SOFTRC_REQ_RNR_WAIT;
+	if (id == SOFTRC_TIMER_RETRY)
+		acted = qp->cnt.timeouts != timeouts;
+	else if (id == SOFTRC_TIMER_ACKREQ)
+		acted = qp->cnt.ackreq_probes != probes;
+	else
+		acted = state == SOFTRC_REQ_RNR_WAIT &&
+			qp->req.state != SOFTRC_REQ_RNR_WAIT;
 	if (!acted)
 		return;
 	sim->timer_fires++;

@@ -13,6 +13,11 @@
  *     second; the rkey is dead afterwards
  *   - IB_WR_REG_MR of an MR already registered and LOCAL_INV of a key that
  *     is no fast-register MR -> IB_WC_LOC_QP_OP_ERR
+ *   - a chain of WRs posted to a QP in ERROR, longer than its
+ *     pending-completion ring: ib_post_send takes what the ring has room
+ *     for and returns -ENOMEM at the first WR it did not take; every WR
+ *     it took completes flushed, none is lost (Documentation/softrc.rst,
+ *     "Pending completions")
  * Results are KTAP lines in the kernel log; the load fails (-EIO) if any
  * check failed.
  *
@@ -310,6 +315,85 @@ out_pages:
 			__free_page(pg[i]);
 }
 
+#define CHAIN	1500
+
+/* A WR chain into a QP in ERROR: taken up to the room, none lost. */
+static void test_err_chain(void)
+{
+	struct ib_qp_init_attr ia = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT, .pkey_index = 0, .port_num = 1,
+	};
+	const struct ib_send_wr *bad = NULL;
+	struct ib_send_wr *wr;
+	struct ib_wc wc[4];
+	int i, n, got = 0, taken, ret, err;
+	bool order = true;
+	unsigned long end;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+
+	wr = kcalloc(CHAIN, sizeof(*wr), GFP_KERNEL);
+	if (!check(wr, "err chain: %d WRs", CHAIN))
+		return;
+	cq = ib_alloc_cq(ibdev, NULL, 2 * CHAIN, 0, IB_POLL_DIRECT);
+	if (!check(!IS_ERR(cq), "err chain: a CQ of %d", 2 * CHAIN))
+		goto out;
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	qp = ib_create_qp(pd, &ia);
+	if (!check(!IS_ERR(qp), "err chain: a kernel RC QP (16 send WRs)"))
+		goto out_cq;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	attr.qp_state = IB_QPS_ERR;
+	if (!check(!err && !ib_modify_qp(qp, &attr, IB_QP_STATE),
+		   "err chain: the QP moved to INIT, then ERROR"))
+		goto out_qp;
+	for (i = 0; i < CHAIN; i++) {
+		wr[i].wr_id = i;
+		wr[i].opcode = IB_WR_SEND;
+		wr[i].send_flags = IB_SEND_SIGNALED;
+		wr[i].next = i + 1 < CHAIN ? &wr[i + 1] : NULL;
+	}
+	ret = ib_post_send(qp, wr, &bad);
+	taken = bad ? (int)(bad - wr) : CHAIN;
+	check(ret == -ENOMEM && taken > 0 && taken < CHAIN,
+	      "err chain: post of %d takes %d, then -ENOMEM (%d)", CHAIN, taken,
+	      ret);
+	end = jiffies + kt_tmo(10 * HZ);
+	while (got < taken && time_before(jiffies, end)) {
+		n = ib_poll_cq(cq, ARRAY_SIZE(wc), wc);
+		if (n <= 0) {
+			msleep(1);
+			continue;
+		}
+		for (i = 0; i < n; i++, got++)
+			order &= wc[i].wr_id == got &&
+				 wc[i].status == IB_WC_WR_FLUSH_ERR;
+	}
+	msleep(50);
+	n = ib_poll_cq(cq, ARRAY_SIZE(wc), wc);
+	check(got == taken && order && n == 0,
+	      "err chain: exactly the %d WRs taken complete, flushed, in order (got %d, %d more)",
+	      taken, got, n);
+	/* drained: the rest goes in */
+	if (taken > 0 && taken < CHAIN)
+		check(!ib_post_send(qp, &wr[taken], &bad) || bad - wr > taken,
+		      "err chain: the next post takes more");
+out_qp:
+	ib_destroy_qp(qp);
+out_cq:
+	ib_free_cq(cq);
+out:
+	kfree(wr);
+}
+
 static int __init softrc_frwr_test_init(void)
 {
 	ibdev = kt_open();
@@ -331,6 +415,7 @@ static int __init softrc_frwr_test_init(void)
 		      "IB_DEVICE_MEM_MGT_EXTENSIONS, max_fast_reg_page_list_len %u",
 		      ibdev->attrs.max_fast_reg_page_list_len);
 		test_frwr();
+		test_err_chain();
 		ib_dealloc_pd(pd);
 	}
 	ib_device_put(ibdev);

@@ -76,6 +76,8 @@ static void softrc_dbg_attr(struct seq_file *m, const struct softrc_eng_attr *a)
 	seq_printf(m, "min_rnr_timer: %u\n", a->min_rnr_timer);
 	seq_printf(m, "max_rd_atomic: %u\n", a->max_rd_atomic);
 	seq_printf(m, "ackreq_every: %u\n", a->ackreq_every);
+	seq_printf(m, "ackreq_msg: %u\n", a->ackreq_msg);
+	seq_printf(m, "ackreq_probe_ns: %u\n", a->ackreq_probe_ns);
 	seq_printf(m, "max_unacked: %u\n", a->max_unacked);
 	seq_printf(m, "no_credits: %u\n", a->no_credits);
 	seq_printf(m, "clock_slack_ns: %u\n", a->clock_slack_ns);
@@ -103,6 +105,7 @@ static void softrc_dbg_req(struct seq_file *m, const struct softrc_eng_req *r,
 	seq_printf(m, "wait_idle: %u\n", r->wait_idle);
 	seq_printf(m, "rd_out: %u\n", r->rd_out);
 	seq_printf(m, "since_ackreq: %u\n", r->since_ackreq);
+	seq_printf(m, "tail_unreq: %u\n", r->tail_unreq);
 	seq_printf(m, "retry_left: %u\n", r->retry_left);
 	seq_printf(m, "rnr_left: %u\n", r->rnr_left);
 	seq_printf(m, "rnr_psn: %u\n", r->rnr_psn);
@@ -110,6 +113,7 @@ static void softrc_dbg_req(struct seq_file *m, const struct softrc_eng_req *r,
 	seq_printf(m, "gbn_active: %u\n", r->gbn_active);
 	seq_printf(m, "deadline_retry: %llu\n", r->deadline[SOFTRC_TIMER_RETRY]);
 	seq_printf(m, "deadline_rnr: %llu\n", r->deadline[SOFTRC_TIMER_RNR]);
+	seq_printf(m, "deadline_ackreq: %llu\n", r->deadline[SOFTRC_TIMER_ACKREQ]);
 	seq_printf(m, "now: %llu\n", now);
 	seq_printf(m, "drain: %u\n", r->drain);
 }

@@ -32,12 +32,10 @@ void softrc_qp_push_wc(struct softrc_qp *qp, const struct softrc_pwc *pwc)
 
 	lockdep_assert_held(&qp->lock);
 	/* acquire: the drainer is done with the slot before we reuse it */
-	if (prod - smp_load_acquire(&qp->pwc_cons) >= qp->pwc_size) {
-		/* cannot happen with the sizing in create; never overwrite */
-		pr_err_ratelimited("qp %u: completion queue overrun\n",
-				   qp->ibqp.qp_num);
-		return;
-	}
+	if (WARN_ONCE(prod - smp_load_acquire(&qp->pwc_cons) >= qp->pwc_size,
+		      "softrc: qp %u: pending completions overrun\n",
+		      qp->ibqp.qp_num))
+		return;	/* cannot happen (softrc_qp_pwc_room); never overwrite */
 	qp->pwc[prod & (qp->pwc_size - 1)] = *pwc;
 	/* release: the entry is written before the drainer can see it */
 	smp_store_release(&qp->pwc_prod, prod + 1);
@@ -85,17 +83,21 @@ static int softrc_qp_post_one(struct softrc_qp *qp,
 }
 
 /*
- * Room in the pending-completion ring for one more completion of a WQE
- * taken from a user ring, keeping free what the engine's flush of its SQ
- * and RQ needs when the QP enters ERROR (softrc_qp_init_pwc sizes the
- * ring for that plus several rings' worth).
+ * Room in the pending-completion ring for one more completion: of a WQE
+ * about to enter the engine, or of a WR that completes without it. Every
+ * WQE the engine holds completes at most once (a flush included), so
+ * the ring never overruns while queued + held + the new one fit: each
+ * path that adds a WQE to the engine or pushes a completion of its own
+ * asks first (Documentation/softrc.rst, "Pending completions").
  */
 bool softrc_qp_pwc_room(struct softrc_qp *qp)
 {
+	u32 held = softrc_eng_sq_used(&qp->core) + softrc_eng_rq_used(&qp->core);
+
 	lockdep_assert_held(&qp->lock);
 	/* acquire: as in softrc_qp_push_wc */
-	return qp->pwc_size - (qp->pwc_prod - smp_load_acquire(&qp->pwc_cons)) >
-	       qp->sq_depth + qp->rq_depth + 1;
+	return qp->pwc_prod - smp_load_acquire(&qp->pwc_cons) + held <
+	       qp->pwc_size;
 }
 
 /*

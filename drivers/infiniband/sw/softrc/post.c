@@ -159,8 +159,9 @@ void softrc_qp_rq_refill(struct softrc_qp *qp)
 	int ret;
 
 	lockdep_assert_held(&qp->lock);
+	/* no room for its completion yet: no WQE, the request is RNR NAKed */
 	if (softrc_eng_rq_used(&qp->core) ||
-	    (!qp->srq && !qp->urq))
+	    (!qp->srq && !qp->urq) || !softrc_qp_pwc_room(qp))
 		return;
 	slot = softrc_qp_rq_next_slot(qp);
 	if (qp->srq)
@@ -224,13 +225,15 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			err = -EINVAL;
 			break;
 		}
+		/* a full RQ, or its completion has no room yet */
+		if (softrc_eng_rq_used(&qp->core) >= qp->max_recv_wr ||
+		    !softrc_qp_pwc_room(qp)) {
+			err = -ENOMEM;
+			break;
+		}
 		if (qp->state == IB_QPS_ERR) {
 			softrc_qp_push_recv_err(qp, wr->wr_id, IB_WC_WR_FLUSH_ERR);
 			continue;
-		}
-		if (softrc_eng_rq_used(&qp->core) >= qp->max_recv_wr) {
-			err = -ENOMEM;
-			break;
 		}
 		slot = softrc_qp_rq_next_slot(qp);
 		softrc_qp_rwqe(qp, slot)->wr_id = wr->wr_id;
@@ -369,6 +372,11 @@ static int softrc_post_send_kernel(struct softrc_qp *qp,
 
 	for (; wr; wr = wr->next) {
 		softrc_swr_from_ib(qp, &s, wr);
+		/* its completion must have room (as a full SQ: -ENOMEM) */
+		if (!softrc_qp_pwc_room(qp)) {
+			err = -ENOMEM;
+			break;
+		}
 		if (qp->state == IB_QPS_ERR) {
 			softrc_qp_push_send_err(qp, wr->wr_id,
 						softrc_wr_wc_opcode(wr->opcode),

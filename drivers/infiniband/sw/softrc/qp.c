@@ -51,6 +51,15 @@
 /* Source of softrc_qp.uid. */
 static atomic64_t softrc_qp_uids = ATOMIC64_INIT(0);
 
+/*
+ * AckReq on the last packet of every RC message, as before the AckReq
+ * policy (Documentation/softrc.rst, "ACKs"); a QP takes the value in force
+ * when it is created or reset.
+ */
+static bool softrc_ackreq_msg;
+module_param_named(ackreq_every_msg, softrc_ackreq_msg, bool, 0644);
+MODULE_PARM_DESC(ackreq_every_msg, "ask an ACK for every RC message, not only signaled ones");
+
 /* ---- QPN table ---------------------------------------------------- */
 
 /* RCU lookup + reference; NULL if unknown, not yet built or dying. */
@@ -136,6 +145,7 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 		.rnr_retry = qp->attr.rnr_retry,
 		.min_rnr_timer = qp->attr.min_rnr_timer,
 		.max_rd_atomic = qp->attr.max_rd_atomic,
+		.ackreq_msg = READ_ONCE(softrc_ackreq_msg),
 		.no_credits = true,
 		.clock_slack_ns = softrc_now_slack(),
 		.remote_deny = softrc_qp_remote_deny(qp),
@@ -572,12 +582,16 @@ static int softrc_qp_init_rq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 	return 0;
 }
 
+/*
+ * The pending-completion ring: room for a full SQ and RQ completing at
+ * once (a flush), which softrc_qp_pwc_room() guarantees, and as much
+ * again so that completions not yet handed to the CQ rarely hold back
+ * new WQEs (Documentation/softrc.rst, "Pending completions").
+ */
 static int softrc_qp_init_pwc(struct softrc_qp *qp)
 {
-	u32 n = 4 * (qp->sq_depth + qp->rq_depth) + 64;
+	u32 n = 2 * (qp->sq_depth + qp->rq_depth + 1);
 
-	if (qp->urq)
-		n += 2 * qp->max_recv_wr;
 	qp->pwc_size = roundup_pow_of_two(n);
 	qp->pwc = kvcalloc(qp->pwc_size, sizeof(*qp->pwc), GFP_KERNEL_ACCOUNT);
 	return qp->pwc ? 0 : -ENOMEM;

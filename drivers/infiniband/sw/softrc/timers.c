@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Per-QP retry (local ACK timeout) and RNR timers, at the absolute
- * deadlines the engine asks for through ops->timer.
+ * Per-QP retry (local ACK timeout), RNR and AckReq probe timers, at the
+ * absolute deadlines the engine asks for through ops->timer.
  *
  * Context: softrc_timers_arm runs inside an engine call (qp->lock held);
  * the expiry handler runs in softirq (HRTIMER_MODE_ABS_SOFT) and takes
@@ -78,6 +78,11 @@ static enum hrtimer_restart softrc_rnr_fired(struct hrtimer *t)
 	return softrc_timer_fired(t, SOFTRC_TIMER_RNR);
 }
 
+static enum hrtimer_restart softrc_ackreq_fired(struct hrtimer *t)
+{
+	return softrc_timer_fired(t, SOFTRC_TIMER_ACKREQ);
+}
+
 void softrc_timers_init(struct softrc_qp *qp)
 {
 	int i;
@@ -87,6 +92,7 @@ void softrc_timers_init(struct softrc_qp *qp)
 			     HRTIMER_MODE_ABS_SOFT);
 	qp->timer[SOFTRC_TIMER_RETRY].function = softrc_retry_fired;
 	qp->timer[SOFTRC_TIMER_RNR].function = softrc_rnr_fired;
+	qp->timer[SOFTRC_TIMER_ACKREQ].function = softrc_ackreq_fired;
 }
 
 /* Arm timer @id for @deadline (softrc_now() clock), or disarm it if 0. */

@@ -76,7 +76,8 @@
 /* enum softrc_eng_timer_id */
 #define SOFTRC_TP_TIMERS(X)						\
 	X(SOFTRC_TIMER_RETRY, retry)					\
-	X(SOFTRC_TIMER_RNR, rnr)
+	X(SOFTRC_TIMER_RNR, rnr)					\
+	X(SOFTRC_TIMER_ACKREQ, ackreq)
 
 /* AETH syndrome types of a NAK */
 #define SOFTRC_TP_NAK_TYPES(X)						\

@@ -64,6 +64,8 @@ int softrc_eng_init(struct softrc_eng_qp *qp,
 	qp->attr = *attr;
 	if (!qp->attr.ackreq_every)
 		qp->attr.ackreq_every = 16;
+	if (!qp->attr.ackreq_probe_ns)
+		qp->attr.ackreq_probe_ns = 1000000;
 	if (!qp->attr.max_unacked || qp->attr.max_unacked > SOFTRC_PSN_WINDOW / 2)
 		qp->attr.max_unacked = 128;
 	qp->st = *st;
@@ -78,6 +80,7 @@ int softrc_eng_init(struct softrc_eng_qp *qp,
 	qp->req.psn_next = attr->sq_psn & SOFTRC_PSN_MASK;
 	qp->req.una = qp->req.psn_next;
 	qp->req.cur_psn = qp->req.psn_next;
+	qp->req.ackreq_psn = softrc_psn_add(qp->req.psn_next, SOFTRC_PSN_MASK);
 	qp->req.next_ssn = 1;
 	qp->req.retry_left = attr->retry_cnt;
 	qp->req.rnr_left = attr->rnr_retry;
@@ -247,6 +250,13 @@ void softrc_eng_timer_set(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
 static void softrc_retry_fired(struct softrc_eng_qp *qp, u64 now);
 static void softrc_rnr_fired(struct softrc_eng_qp *qp, u64 now);
 
+static void (*const softrc_timer_fired[SOFTRC_TIMER_NR])(struct softrc_eng_qp *,
+							 u64) = {
+	[SOFTRC_TIMER_RETRY] = softrc_retry_fired,
+	[SOFTRC_TIMER_RNR] = softrc_rnr_fired,
+	[SOFTRC_TIMER_ACKREQ] = softrc_eng_req_probe_fired,
+};
+
 void softrc_eng_timer(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
 		      u64 now)
 {
@@ -262,10 +272,7 @@ void softrc_eng_timer(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
 	qp->req.deadline[id] = 0;
 	if (qp->ops->timer_expired)
 		qp->ops->timer_expired(qp->ctx, id);
-	if (id == SOFTRC_TIMER_RETRY)
-		softrc_retry_fired(qp, now);
-	else
-		softrc_rnr_fired(qp, now);
+	softrc_timer_fired[id](qp, now);
 }
 
 /* Local ACK timeout: back to the oldest unacknowledged PSN (§9.7.6.1.3). */
@@ -365,6 +372,7 @@ void softrc_eng_enter_error(struct softrc_eng_qp *qp)
 	qp->resp.ack_pending = false;
 	softrc_eng_timer_set(qp, SOFTRC_TIMER_RETRY, 0);
 	softrc_eng_timer_set(qp, SOFTRC_TIMER_RNR, 0);
+	softrc_eng_timer_set(qp, SOFTRC_TIMER_ACKREQ, 0);
 	softrc_flush_sq(qp);
 	softrc_flush_rq(qp);
 	qp->ops->qp_error(qp->ctx);
@@ -466,6 +474,7 @@ int softrc_eng_modify(struct softrc_eng_qp *qp,
 		qp->req.psn_next = a->sq_psn;
 		qp->req.una = a->sq_psn;
 		qp->req.cur_psn = a->sq_psn;
+		qp->req.ackreq_psn = softrc_psn_add(a->sq_psn, SOFTRC_PSN_MASK);
 	}
 	if (mod->mask & SOFTRC_MODIFY_RETRY_CNT)
 		qp->req.retry_left = a->retry_cnt;

@@ -389,6 +389,9 @@ struct softrc_eng_cqe {
 enum softrc_eng_timer_id {
 	SOFTRC_TIMER_RETRY,	/* local ACK timeout */
 	SOFTRC_TIMER_RNR,	/* RNR NAK back-off */
+	SOFTRC_TIMER_ACKREQ,	/* AckReq probe: the newest request went
+				 * without AckReq and the requester went idle
+				 */
 	SOFTRC_TIMER_NR
 };
 
@@ -508,6 +511,13 @@ struct softrc_eng_ops {
  * @min_rnr_timer: RNR timer code this responder puts in its RNR NAKs
  * @max_rd_atomic: READ/ATOMIC this requester may have outstanding
  * @ackreq_every: set AckReq at least every this many packets (0 = 16)
+ * @ackreq_msg:	set AckReq on the last packet of every message, as
+ *		before the AckReq policy (softrc.rst, "ACKs"); else only on a
+ *		signaled one's
+ * @ackreq_probe_ns: how long the requester stays idle, with its newest
+ *		request sent without AckReq, before it sends that request
+ *		again with AckReq (0 = 1 ms; clock_slack_ns is added; at most
+ *		half the local ACK timeout, and an interval before it)
  * @max_unacked: send no packet this many PSNs past the oldest
  *		unacknowledged one (0 = 128); bounds go-back-N resends
  * @no_credits:	responder reports "no credit information" (31) like rxe
@@ -535,6 +545,8 @@ struct softrc_eng_attr {
 	u8 min_rnr_timer;
 	u8 max_rd_atomic;
 	u8 ackreq_every;
+	bool ackreq_msg;
+	u32 ackreq_probe_ns;
 	u32 max_unacked;
 	bool no_credits;
 	u32 clock_slack_ns;
@@ -595,6 +607,7 @@ struct softrc_eng_storage {
 	X(drop_malformed)	/* parser reject handed to rx_invalid */ \
 	X(credit_stalls)	/* a receive-consuming WQE waited for credit */ \
 	X(credit_probes)	/* limited-WQE single-packet probes */ \
+	X(ackreq_probes)	/* newest request resent to ask an ACK */ \
 	X(local_ops)		/* LOCAL_INV / BIND_MW / REG_MR run */	\
 	X(local_errors)		/* ... of which failed */		\
 	X(mem_errors)		/* memory gone between check and use */ \
@@ -659,6 +672,13 @@ extern const char *const softrc_eng_resp_state_names[SOFTRC_RESP_NR];
  * @wait_idle:	credit probe sent: send nothing until it is acknowledged
  * @rd_out:	READ/ATOMIC WQEs started and not yet answered
  * @since_ackreq: packets sent since the last AckReq
+ * @tail_unreq:	the newest PSN sent went without AckReq: the peer will
+ *		not acknowledge it until a later request asks
+ * @tx_since_arm: a request went out since the AckReq probe timer was set
+ * @ackreq_psn:	the last PSN of the newest packet sent with AckReq: while
+ *		it is unacknowledged, an ACK is on its way and the probe waits
+ * @probing:	the send cursor was rewound for an AckReq probe (the packet
+ *		it resends counts as a probe, not a retransmission)
  * @retry_left:	retries left before RETRY_EXC_ERR
  * @rnr_left:	RNR retries left (ignored when rnr_retry is 7)
  * @rnr_psn:	PSN to resume from when the RNR timer expires
@@ -684,6 +704,10 @@ struct softrc_eng_req {
 	bool wait_idle;
 	u32 rd_out;
 	u32 since_ackreq;
+	bool tail_unreq;
+	bool tx_since_arm;
+	u32 ackreq_psn;
+	bool probing;
 	u8 retry_left;
 	u8 rnr_left;
 	u32 rnr_psn;

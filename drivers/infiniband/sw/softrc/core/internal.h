@@ -92,6 +92,7 @@ void softrc_eng_req_retry_from(struct softrc_eng_qp *qp, u32 psn, u64 now,
 void softrc_eng_req_retransmit(struct softrc_eng_qp *qp, u32 psn,
 			       enum softrc_eng_retry_reason why);
 u64 softrc_eng_req_deadline(const struct softrc_eng_qp *qp, u64 now, u64 dur);
+void softrc_eng_req_probe_fired(struct softrc_eng_qp *qp, u64 now);
 void softrc_eng_comp_fail_at(struct softrc_eng_qp *qp, u32 psn, u8 status);
 void softrc_eng_comp_retire(struct softrc_eng_qp *qp);
 void softrc_eng_comp_send_cqe(struct softrc_eng_qp *qp,

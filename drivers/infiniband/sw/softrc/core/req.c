@@ -96,6 +96,7 @@ void softrc_eng_req_go_back(struct softrc_eng_qp *qp, u32 psn)
 void softrc_eng_req_retransmit(struct softrc_eng_qp *qp, u32 psn,
 			       enum softrc_eng_retry_reason why)
 {
+	qp->req.probing = false;
 	softrc_eng_req_go_back(qp, psn);
 	if (qp->ops->retransmit)
 		qp->ops->retransmit(qp->ctx, psn, why);
@@ -158,7 +159,7 @@ static bool softrc_req_has_credit(const struct softrc_eng_qp *qp,
  * (ATOMIC_WRITE and FLUSH included), max_rd_atomic bounds outstanding ones (each
  * takes a responder resource at the peer), credits bound
  * receive-consuming messages. Returns 1 = go, 2 = go as a credit probe,
- * 0 = wait.
+ * 3 = wait for credits, after an AckReq probe (softrc_req_probe), 0 = wait.
  */
 static int softrc_req_may_start(struct softrc_eng_qp *qp,
 				const struct softrc_eng_send_wqe *w)
@@ -174,7 +175,8 @@ static int softrc_req_may_start(struct softrc_eng_qp *qp,
 		return 1;
 	qp->cnt.credit_stalls++;
 	if (req->una != req->psn_next)
-		return 0;
+		/* the ACK that brings credits must be asked for: now */
+		return req->tail_unreq && req->cur_psn == req->psn_next ? 3 : 0;
 	/* nothing in flight: one packet with AckReq draws an ACK (credits) */
 	qp->cnt.credit_probes++;
 	return 2;
@@ -251,7 +253,10 @@ static u32 softrc_req_build_data(struct softrc_eng_qp *qp,
 	pkt->imm = wr->imm;
 	pkt->inv_rkey = wr->inv_rkey;
 	pkt->se = last && (wr->send_flags & SOFTRC_SEND_SOLICITED);
-	pkt->ackreq = last && qp->attr.transport == SOFTRC_OPCODE_RC;
+	/* more AckReqs: softrc_req_send_one(), the probe for an idle tail */
+	pkt->ackreq = last && qp->attr.transport == SOFTRC_OPCODE_RC &&
+		      ((wr->send_flags & SOFTRC_SEND_SIGNALED) ||
+		       qp->attr.ackreq_msg);
 	pkt->payload_len = plen;
 	pl->kind = plen ? SOFTRC_BUF_SEND_WQE : SOFTRC_BUF_NONE;
 	pl->slot = softrc_sq_slot(qp, req->cur);
@@ -400,7 +405,8 @@ static void softrc_req_send_one(struct softrc_eng_qp *qp,
 	struct softrc_eng_req *req = &qp->req;
 	struct softrc_eng_buf pl = { .kind = SOFTRC_BUF_NONE };
 	struct softrc_pkt pkt;
-	u32 used;
+	bool again;
+	u32 used, end;
 
 	if (w->wr.opcode == SOFTRC_WR_RDMA_READ)
 		used = softrc_req_build_read(qp, w, &pkt);
@@ -414,26 +420,35 @@ static void softrc_req_send_one(struct softrc_eng_qp *qp,
 		used = softrc_req_build_data(qp, w, &pkt, &pl);
 
 	/*
-	 * AckReq at least every N packets, on the last the window allows,
-	 * and on a credit probe, also when it is resent (after an RNR NAK or
-	 * a timeout): nothing follows it until it is acknowledged. UC: never
+	 * Besides the builders' AckReqs (the end of a signaled message, every
+	 * READ, atomic and FLUSH): AckReq at least every N packets, on the
+	 * last the window allows, on a credit probe, and on a packet sent
+	 * again that is the newest (after a timeout, a NAK or for an AckReq
+	 * probe): nothing follows it until it is acknowledged. UC: never
 	 * (no ACK ever comes).
 	 */
+	end = softrc_psn_add(pkt.psn, used);
+	again = softrc_psn_lt(pkt.psn, req->psn_next);
 	if (!uc &&
 	    (probe || ++req->since_ackreq >= qp->attr.ackreq_every ||
-	     (u32)softrc_psn_diff(softrc_psn_add(pkt.psn, used), req->una) >=
-	     qp->attr.max_unacked ||
-	     (req->wait_idle &&
-	      softrc_psn_add(pkt.psn, used) == req->psn_next)))
+	     (u32)softrc_psn_diff(end, req->una) >= qp->attr.max_unacked ||
+	     (again && end == req->psn_next)))
 		pkt.ackreq = true;
-	if (pkt.ackreq)
+	if (pkt.ackreq) {
 		req->since_ackreq = 0;
+		req->ackreq_psn = softrc_psn_add(end, SOFTRC_PSN_MASK);
+	}
 
-	if (softrc_psn_lt(pkt.psn, req->psn_next))
+	if (again && req->probing)
+		req->probing = false;	/* counted as ackreq_probes */
+	else if (again)
 		qp->cnt.retransmits++;
-	req->cur_psn = softrc_psn_add(req->cur_psn, used);
-	if (softrc_psn_gt(req->cur_psn, req->psn_next))
-		req->psn_next = req->cur_psn;
+	req->cur_psn = end;
+	if (softrc_psn_gt(end, req->psn_next))
+		req->psn_next = end;
+	if (end == req->psn_next && !uc)
+		req->tail_unreq = !pkt.ackreq;
+	req->tx_since_arm = true;
 	if (softrc_pkt_has(&pkt, SOFTRC_OPF_LAST) ||
 	    softrc_wr_is_rd_atomic(w->wr.opcode)) {
 		req->cur++;
@@ -483,6 +498,71 @@ static bool softrc_req_local(struct softrc_eng_qp *qp,
 	return true;
 }
 
+/*
+ * AckReq probe: the newest PSN went without AckReq, so the responder
+ * will not acknowledge it (IBTA 9.7.5.1: it answers only requests that
+ * ask), and the requester has nothing to send that would ask. Send the
+ * newest packet again, now with AckReq (softrc_req_send_one()): a
+ * duplicate, which the responder acknowledges without executing it
+ * again (9.9.2.1), and its ACK covers every PSN before it.
+ */
+static bool softrc_req_probe(struct softrc_eng_qp *qp)
+{
+	struct softrc_eng_req *req = &qp->req;
+
+	qp->cnt.ackreq_probes++;
+	softrc_eng_req_go_back(qp, softrc_psn_add(req->psn_next, SOFTRC_PSN_MASK));
+	req->probing = true;
+	return true;
+}
+
+/*
+ * When to look for an idle tail next: one probe interval from @now
+ * (attr.ackreq_probe_ns, at most half the local ACK timeout), and never
+ * later than that interval before the retry timer: an unacknowledged
+ * PSN must draw its ACK from a probe, not from a timeout.
+ */
+static u64 softrc_req_probe_at(const struct softrc_eng_qp *qp, u64 now)
+{
+	u64 tmo = softrc_eng_ack_timeout_ns(qp->attr.timeout);
+	u64 retry = qp->req.deadline[SOFTRC_TIMER_RETRY];
+	u64 iv = qp->attr.ackreq_probe_ns, at;
+
+	if (tmo && tmo / 2 < iv)
+		iv = tmo / 2;
+	at = softrc_eng_req_deadline(qp, now, iv);
+	if (retry && retry < at + iv)
+		at = retry > iv ? retry - iv : 0;
+	return at > now ? at : now;
+}
+
+/*
+ * The AckReq probe timer fired. A request went out since it was set, or
+ * an earlier packet's AckReq is still unanswered (its ACK is on its way,
+ * and the requester may well be waiting for it to post more): look again
+ * one interval later, if that is still before the retry timer. Else
+ * probe, unless an ACK came for the newest PSN meanwhile. A go-back-N
+ * under way resends the newest PSN with AckReq anyway.
+ */
+void softrc_eng_req_probe_fired(struct softrc_eng_qp *qp, u64 now)
+{
+	struct softrc_eng_req *req = &qp->req;
+	u64 at;
+
+	if (!req->tail_unreq || req->una == req->psn_next ||
+	    req->state != SOFTRC_REQ_READY || req->cur_psn != req->psn_next)
+		return;
+	if (req->tx_since_arm || !softrc_psn_lt(req->ackreq_psn, req->una)) {
+		at = softrc_req_probe_at(qp, now);
+		if (at > now) {
+			req->tx_since_arm = false;
+			softrc_eng_timer_set(qp, SOFTRC_TIMER_ACKREQ, at);
+			return;
+		}
+	}
+	softrc_req_probe(qp);
+}
+
 /* READY: send the next packet if allowed; false when nothing to send. */
 static bool softrc_req_step_ready(struct softrc_eng_qp *qp, u64 now)
 {
@@ -516,6 +596,8 @@ static bool softrc_req_step_ready(struct softrc_eng_qp *qp, u64 now)
 		if (!softrc_req_fits(qp, w))
 			return false;
 		go = softrc_req_may_start(qp, w);
+		if (go == 3)
+			return softrc_req_probe(qp);
 		if (!go)
 			return false;
 		softrc_req_start(qp, w);
@@ -535,6 +617,26 @@ static bool (*const softrc_req_step[SOFTRC_REQ_NR])(struct softrc_eng_qp *,
 	[SOFTRC_REQ_RNR_WAIT] = softrc_req_step_wait,
 	[SOFTRC_REQ_ERROR] = softrc_req_step_wait,
 };
+
+/*
+ * The requester stopped with its newest PSN sent without AckReq and not
+ * acknowledged: unless more requests go out first, probe after
+ * attr.ackreq_probe_ns (softrc_eng_req_probe_fired()). The timer is
+ * set once and looks again when it fires, so a busy QP touches it about
+ * once an interval, not once a packet.
+ */
+static void softrc_req_idle_tail(struct softrc_eng_qp *qp, u64 now)
+{
+	struct softrc_eng_req *req = &qp->req;
+
+	if (!req->tail_unreq || req->deadline[SOFTRC_TIMER_ACKREQ] ||
+	    req->una == req->psn_next || req->state != SOFTRC_REQ_READY)
+		return;
+	req->tx_since_arm = false;
+	/* at @now (the retry timer is that close): it fires at once */
+	softrc_eng_timer_set(qp, SOFTRC_TIMER_ACKREQ,
+			     softrc_req_probe_at(qp, now));
+}
 
 /*
  * Transmit up to @budget packets: queued responder packets (READ
@@ -560,5 +662,6 @@ u32 softrc_eng_tx(struct softrc_eng_qp *qp, u64 now, u32 budget)
 
 	while (n < budget && softrc_req_step[qp->req.state](qp, now))
 		n++;
+	softrc_req_idle_tail(qp, now);
 	return n + softrc_eng_tx_resp(qp, budget - n);
 }
