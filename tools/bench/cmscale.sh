@@ -14,9 +14,11 @@
 # server disconnects them all, and both sides destroy their QPs, CQs, MRs,
 # PDs and cm_ids. Its output is line-buffered and time-stamped here, so the
 # phases are timed apart:
-#   connect     the client's start to its last ESTABLISHED ("receiving
-#               data transfers"): address and route resolution, QP
-#               creation on both sides, REQ/REP/RTU
+#   connect     the client's "connecting" (its N cm_ids created, the
+#               process started: under TCG a start costs up to a second,
+#               which would weigh on small N) to its last ESTABLISHED
+#               ("receiving data transfers"): address and route
+#               resolution, QP creation on both sides, REQ/REP/RTU
 #   disconnect  the server's "disconnecting" to both processes' exit:
 #               DREQ/DREP, then destroying every connection's resources
 #               (also given apart: disc, to the server's "disconnected";
@@ -131,7 +133,7 @@ median() {
 # cm_one N R: run R of ucmatose -c N; "CONNECT TEARDOWN ok|FAILED" in ms
 # per connection, detail lines before it
 cm_one() {
-	local n=$1 r=$2 before after t_conn t_done t_disc t_discd t_tc t_end s c
+	local n=$1 r=$2 before after t_start t_conn t_done t_disc t_discd t_tc t_end s c
 	local status=ok cms cmd
 	before=$(res_counts)
 	ucma_run "$n" "$n"
@@ -152,7 +154,8 @@ cm_one() {
 	wait_until 10 res_back "$before"
 	after=$(res_counts)
 	[ "$after" = "$before" ] || status=FAILED
-	cms=$(ms_per "$T0" "$t_conn" "$n")
+	t_start=$(at "$c" 'cmatose: connecting')
+	cms=$(ms_per "$t_start" "$t_conn" "$n")
 	cmd=$(ms_per "$t_disc" "$t_end" "$n")
 	echo "# cm_phases_$n.$r ms/conn: connect $cms data $(ms_per "$t_conn" "$t_done" "$n")" \
 		"disc $(ms_per "$t_disc" "$t_discd" "$n") destroy $(ms_per "$t_tc" "$t_end" "$n")" \
