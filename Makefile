@@ -19,6 +19,9 @@
 #                     kernel memory per QP) as tables and build/bench/*.svg
 #   make bench-profile  where a message's instructions go, stage by stage,
 #                     on softrc and on rxe (perf in the VM, icount clock)
+#   make bench-cm     rdma_cm connection setup and teardown time per
+#                     connection at CMSCALE_NS (default 64 256 1024)
+#                     concurrent connections, softrc and rxe (one VM boot each)
 #   make install      softrc.ko into /lib/modules/KREL/updates, depmod, and
 #                     softrc-links (links at boot); make uninstall undoes it
 #   make dkms-install the module as a DKMS package (rebuilt for every new
@@ -117,7 +120,7 @@ RESULTS		:= $(TOP)/build/results
 .PHONY: all modules deps clean check check-host check-vm check-harness \
 	style sparse demo fuzz coverage bench-core verbs check-interop bench \
 	check-interop-cross \
-	check-debug soak bench-profile install uninstall dkms-install \
+	check-debug soak bench-profile bench-cm install uninstall dkms-install \
 	dkms-uninstall install-links uninstall-links
 all: modules
 
@@ -278,6 +281,9 @@ bench: modules verbs
 
 bench-profile: modules
 	tools/bench/profile.sh
+
+bench-cm: modules
+	SOFTRC_KVER=$(KVER) tools/bench/bench-cm.sh
 
 # Soak (selftests/vm/soak/soak.sh): one VM boot, SOAK_MINUTES of traffic
 # plus a margin for the last QP lives to drain; 3 GiB for 128 processes
