@@ -28,6 +28,15 @@
 # also show the responders' ACKs per message (guest.sh). BENCH_N multiplies
 # the iteration counts; BENCH_DRIVERS="softrc rxe"; BENCH_ONLY="write_lat
 # ..." and BENCH_PATHS="wire" run a subset.
+# NVMe-oF: each round also boots each driver once more, BENCH_NVME_SMP
+# vCPUs (default 8: nvme-rdma makes at most one I/O queue a CPU), for
+# tools/bench/nvme.sh: nvme-rdma to nvmet-rdma on the wire path (init_net,
+# a null_blk namespace), fio 4 KiB random read and write IOPS with 2 and
+# 8 I/O queues at queue depth 1, 16 and 128 (per queue), BENCH_RUNS runs
+# each, failures as above (their logs: build/bench/BOOT-nvme.ROUND.log);
+# table.py prints their table after the others. BENCH_NVME=0 leaves them out, and so do BENCH_CLOCK=icount, a
+# BENCH_PATHS without wire and a BENCH_ONLY without an nvme_* metric;
+# BENCH_ONLY=nvme runs them alone (no perftest boots).
 # A/B of two softrc builds: BENCH_BASE_KO=path/to/other/softrc.ko adds a
 # driver "softrc-base" (that module, same commands) and a
 # softrc/softrc-base column: BENCH_DRIVERS defaults to all three then.
@@ -83,25 +92,55 @@ for d in $drivers; do
 done
 [ -n "$kos" ] && boots=(softrc "${boots[@]}")
 : >"$out/runs.txt"
-for ((round = 1; round <= ${BENCH_ROUNDS:-2}; round++)); do
-	for boot in "${boots[@]}"; do
-		echo "bench: $boot, boot $round ..." >&2
-		log=$out/$boot.$round.log env=()
-		[ "$boot" = softrc ] && env=(--env BENCH_KOS="${kos# }")
-		SOFTRC_KVER=$series SOFTRC_VM_ACCEL=$accel tools/testing/vm/run.sh --timeout "${BENCH_TIMEOUT:-1200}" --smp "$smp" \
-			--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$boot" "${env[@]}" \
-			--env BENCH_CLOCK="$clock" \
-			--env BENCH_N="${BENCH_N:-1}" --env BENCH_RUNS="${BENCH_RUNS:-3}" \
-			${BENCH_RUN_TIMEOUT:+--env BENCH_RUN_TIMEOUT="$BENCH_RUN_TIMEOUT"} \
-			--env BENCH_CURVES="${BENCH_CURVES:-1}" \
-			--env BENCH_CURVE_PATHS="${BENCH_CURVE_PATHS:-wire}" \
-			${BENCH_ONLY:+--env BENCH_ONLY="$BENCH_ONLY"} \
-			${BENCH_PATHS:+--env BENCH_PATHS="$BENCH_PATHS"} \
-			-- tools/bench/guest.sh >"$log" 2>&1 ||
-			echo "bench: the $boot run failed (status $?), see $log" >&2
-		sed -n 's/^BENCH \([a-z-]*\) \([a-z]*\) \([a-zA-Z0-9_]*\) \([0-9.a-z]*\)\r\{0,1\}$/\1 \2 \3 \4/p' \
-			"$log" >>"$out/runs.txt"
+
+# which boots: the perftest ones unless BENCH_ONLY names NVMe-oF metrics
+# alone; the NVMe-oF ones unless BENCH_NVME=0, BENCH_CLOCK=icount,
+# BENCH_PATHS without wire or a BENCH_ONLY without an NVMe-oF metric
+perf=1 nvme=1
+if [ -n "${BENCH_ONLY:-}" ]; then
+	perf=0 nvme=0
+	for m in $BENCH_ONLY; do
+		case $m in
+		nvme*) nvme=1 ;;
+		*) perf=1 ;;
+		esac
 	done
+fi
+[ "${BENCH_NVME:-1}" != 0 ] && [ "$clock" = wall ] &&
+	[[ " ${BENCH_PATHS:-wire} " == *" wire "* ]] || nvme=0
+
+# vm BOOT ROUND SMP SCRIPT LOG: one boot for BOOT's driver(s), SCRIPT in
+# it; its BENCH lines into runs.txt
+vm() {
+	local env=()
+	echo "bench: $1 (${4##*/}), boot $2 ..." >&2
+	[ "$1" = softrc ] && env=(--env BENCH_KOS="${kos# }")
+	SOFTRC_KVER=$series SOFTRC_VM_ACCEL=$accel tools/testing/vm/run.sh --timeout "${BENCH_TIMEOUT:-1200}" --smp "$3" \
+		--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$1" "${env[@]}" \
+		--env BENCH_CLOCK="$clock" \
+		--env BENCH_N="${BENCH_N:-1}" --env BENCH_RUNS="${BENCH_RUNS:-3}" \
+		${BENCH_RUN_TIMEOUT:+--env BENCH_RUN_TIMEOUT="$BENCH_RUN_TIMEOUT"} \
+		--env BENCH_CURVES="${BENCH_CURVES:-1}" \
+		--env BENCH_CURVE_PATHS="${BENCH_CURVE_PATHS:-wire}" \
+		${BENCH_ONLY:+--env BENCH_ONLY="$BENCH_ONLY"} \
+		${BENCH_PATHS:+--env BENCH_PATHS="$BENCH_PATHS"} \
+		-- "$4" >"$5" 2>&1 ||
+		echo "bench: the $1 run failed (status $?), see $5" >&2
+	sed -n 's/^BENCH \([a-z-]*\) \([a-z]*\) \([a-zA-Z0-9_]*\) \([0-9.a-z]*\)\r\{0,1\}$/\1 \2 \3 \4/p' \
+		"$5" >>"$out/runs.txt"
+}
+
+for ((round = 1; round <= ${BENCH_ROUNDS:-2}; round++)); do
+	if [ "$perf" = 1 ]; then
+		for boot in "${boots[@]}"; do
+			vm "$boot" "$round" "$smp" tools/bench/guest.sh "$out/$boot.$round.log"
+		done
+	fi
+	if [ "$nvme" = 1 ]; then
+		for boot in "${boots[@]}"; do
+			vm "$boot" "$round" "${BENCH_NVME_SMP:-8}" tools/bench/nvme.sh "$out/$boot-nvme.$round.log"
+		done
+	fi
 done
 
 # the tables (tools/bench/table.py)

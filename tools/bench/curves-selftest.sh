@@ -9,7 +9,10 @@
 # 0 runs are counted and reported, never a median's value, a metric
 # whose every run failed reads FAILED, ACKs per message are shown;
 # tools/bench/result.sh (a perftest run's numbers, guest.sh): a 0, an
-# inf, a missing result row are failures, with the reason.
+# inf, a missing result row are failures, with the reason; fio's JSON
+# report (nvme.sh, fio_iops): the jobs' IOPS, and a 0, a job's error, no
+# report are failures; table.py's NVMe-oF table: medians, a failed run
+# counted, a metric whose every run failed, fewer queues than asked.
 set -u
 here=$(cd "$(dirname "$0")" && pwd -P)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/softrc-curves.XXXXXX")
@@ -55,7 +58,7 @@ t() { # NAME CMD...
 } >"$dir/runs.txt"
 
 echo "TAP version 13"
-echo "1..24"
+echo "1..35"
 python3 "$here/curves.py" "$dir" softrc rxe >"$dir/out.txt" 2>&1
 t "curves.py runs" test -s "$dir/out.txt"
 t "bandwidth row: medians 2 and 0.5 (a 0 run dropped), ratio 4.00 for each op" \
@@ -199,4 +202,83 @@ bash -c ". '$dir/b/stubs.sh'; b rxe loop write_lat,write_lat_p99 5,8 ib_write_la
 t "b: a latency row's two metrics, no ACK count" \
 	bash -c "[ \"\$(cat '$dir/b/lat.txt')\" = 'BENCH rxe loop write_lat 14.37
 BENCH rxe loop write_lat_p99 116.21' ]"
+
+# fio_iops (result.sh): fio 3.33's JSON report, cut to what matters, of
+# two jobs (nvme.sh: one a queue), after a line fio wrote first
+fio_json() { # READ_IOPS WRITE_IOPS [ERROR]
+	local i
+	printf '%s\n' "note: a line fio wrote before its report" '{' \
+		'  "fio version" : "fio-3.33",' '  "global options" : {' \
+		'    "rw" : "randread",' '    "iodepth" : "16"' '  },' '  "jobs" : ['
+	for i in 0 1; do
+		printf '    {\n      "jobname" : "q%s",\n      "groupid" : 0,\n' "$i"
+		printf '      "error" : %s,\n      "job options" : {\n' "${3:-0}"
+		printf '        "cpus_allowed" : "%s"\n      },\n' "$i"
+		printf '      "read" : {\n        "io_bytes" : 5136384,\n        "iops" : %s,\n' "$1"
+		printf '        "runtime" : 5001\n      },\n'
+		printf '      "write" : {\n        "io_bytes" : 0,\n        "iops" : %s,\n' "$2"
+		printf '        "runtime" : 0\n      }\n    }%s\n' "$([ $i = 1 ] || echo ,)"
+	done
+	printf '%s\n' '  ],' '  "disk_util" : []' '}'
+}
+t "fio_iops: the read IOPS of the two jobs, summed and rounded" \
+	bash -c ". '$here/result.sh'; $(declare -f fio_json); [ \"\$(fio_json 250.800000 0.000000 | fio_iops read)\" = 502 ]"
+t "fio_iops: a write IOPS of 0 fails, saying so" \
+	bash -c ". '$here/result.sh'; $(declare -f fio_json)
+		! out=\$(fio_json 250.8 0.000000 | fio_iops write) && [ \"\$out\" = 'write IOPS is 0, not a positive number' ]"
+t "fio_iops: a job's error fails, with its errno's name" \
+	bash -c ". '$here/result.sh'; $(declare -f fio_json)
+		! out=\$(fio_json 250.8 0 5 | fio_iops read) && [ \"\$out\" = 'fio job q0 reports error 5 (Input/output error)' ]"
+t "fio_iops: no JSON report (fio failed to start) fails" \
+	bash -c ". '$here/result.sh'
+		! out=\$(printf 'fio: failed opening /dev/nvme0n1\n' | fio_iops read) && [ \"\$out\" = 'no fio JSON report with jobs in the output' ]"
+
+# b with fio_iops (nvme.sh): a run of 0 IOPS is reported with RUN_LOG
+# (fio's stderr), not the JSON, and run again; the second passes
+cat >"$dir/b/fio.sh" <<EOF
+. '$here/result.sh'
+$(declare -f fio_json)
+BENCH_PARSE=fio_iops pair_n=0
+bench_pair() {
+	pair_n=\$((pair_n + 1))
+	RUN_SRV='' RUN_WHY='' RUN_LOG="fio exit status 0
+fio: io_u error on file /dev/nvme0n1: Input/output error"
+	RUN_OUT=\$(if [ \$pair_n = 1 ]; then fio_json 0 0; else fio_json 700 0; fi)
+}
+EOF
+bash -c ". '$dir/b/fio.sh'; b rxe wire nvme_read_q2_qd16 read fio --rw=randread --iodepth=16" >"$dir/b/fio.txt" 2>&1
+t "b (fio): 0 IOPS reported with fio's complaint, not its JSON" bash -c \
+	"grep -q '^# FAILED rxe wire nvme_read_q2_qd16 (try 1 of 2): read IOPS is 0, not a positive number: fio --rw=randread --iodepth=16$' '$dir/b/fio.txt' &&
+	 grep -q '^#   fio: io_u error on file /dev/nvme0n1' '$dir/b/fio.txt' && ! grep -q 'jobname' '$dir/b/fio.txt'"
+t "b (fio): ... and run again: its second run's IOPS, marked retried" bash -c \
+	"[ \"\$(grep ^BENCH '$dir/b/fio.txt')\" = 'BENCH rxe wire nvme_read_q2_qd16 1400
+BENCH rxe wire nvme_read_q2_qd16 retried' ]"
+
+# table.py's NVMe-oF table: softrc's read q2 qd16 runs 3000, 1000, 2000
+# and one failed, rxe's 1000 and 500 (medians 2000 and 750: ratio 2.67);
+# softrc's write q8 qd128 failed in every run, rxe's 400; rxe got 2 of
+# the 8 I/O queues it asked for
+mkdir -p "$dir/n"
+{
+	printf 'softrc wire nvme_read_q2_qd16 %s\n' 3000 1000 failed 2000
+	printf 'rxe wire nvme_read_q2_qd16 %s\n' 1000 500
+	printf 'softrc wire nvme_write_q8_qd128 %s\n' failed failed
+	printf 'rxe wire nvme_write_q8_qd128 %s\n' 400
+	printf '%s wire nvme_q2_ioq 2\n' softrc rxe
+	printf 'softrc wire nvme_q8_ioq 8\nrxe wire nvme_q8_ioq 2\n'
+} >"$dir/n/runs.txt"
+python3 "$here/table.py" "$dir/n" wall softrc rxe >"$dir/n/out.txt" 2>&1
+rc=$?
+t "NVMe-oF table: status 0, no path table, its two rows only" bash -c \
+	"[ $rc = 0 ] && grep -q '^NVMe-oF, wire path' '$dir/n/out.txt' && ! grep -q '^wire path' '$dir/n/out.txt' &&
+	 [ \"\$(grep -cE '^  rand(read|write) ' '$dir/n/out.txt')\" = 2 ]"
+t "NVMe-oF table: medians 2000 and 750 IOPS, ratio 2.67, a failed run counted" \
+	grep -Eq '^  randread +2 +16 IOPS +2000 +750 +2\.67 +3/2 +1/0 ' "$dir/n/out.txt"
+t "NVMe-oF table: a metric whose every run failed reads FAILED, and is listed" bash -c \
+	"grep -Eq '^  randwrite +8 +128 IOPS +FAILED +400 +FAILED +0/1 +2/0 ' '$dir/n/out.txt' &&
+	 grep -q '^  softrc wire nvme_write_q8_qd128: 2 runs, 2 failed$' '$dir/n/out.txt'"
+t "NVMe-oF table: fewer I/O queues than asked are named" \
+	grep -q 'rxe 2 for 8$' "$dir/n/out.txt"
+t "no NVMe-oF runs (BENCH_NVME=0): no NVMe-oF table" \
+	bash -c "! grep -q NVMe '$dir/t/out.txt'"
 [ "$fail" = 0 ]

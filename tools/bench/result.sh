@@ -2,10 +2,10 @@
 # shellcheck shell=bash
 #
 # One benchmark command's run, its check and its retry, for
-# tools/bench/guest.sh (in the guest) and tools/bench/curves-selftest.sh
-# (on the host, with canned perftest output). Sourced; defines
-# bench_values, per_msg and b; b needs the caller's bench_pair and
-# acks_now (guest.sh).
+# tools/bench/guest.sh and nvme.sh (in the guest) and
+# tools/bench/curves-selftest.sh (on the host, with canned perftest and
+# fio output). Sourced; defines bench_values, fio_iops, per_msg and b; b
+# needs the caller's bench_pair and acks_now (guest.sh, nvme.sh).
 #
 # A run is good only when its result row holds a positive finite number
 # in every column asked for. perftest 4.5 turns cycles into time with a
@@ -54,6 +54,42 @@ bench_values() {
 	}'
 }
 
+# fio_iops RW: reads fio's output (--output-format=json, perhaps after
+# lines fio wrote before its report) on stdin; prints the IOPS of
+# direction RW (read or write) summed over its jobs, rounded. When there
+# is no JSON report, a job reports an error, or the IOPS is not a
+# positive number, it prints why instead and returns 1.
+fio_iops() {
+	python3 -c '
+import json, math, os, sys
+
+
+def fail(why):
+    print(why)
+    sys.exit(1)
+
+
+text, rw = sys.stdin.read(), sys.argv[1]
+start = 0 if text.startswith("{") else text.find("\n{") + 1
+try:
+    jobs = json.JSONDecoder().raw_decode(text[start:])[0]["jobs"]
+except (ValueError, KeyError, TypeError, IndexError):
+    jobs = None
+if not jobs:
+    fail("no fio JSON report with jobs in the output")
+for j in jobs:
+    e = j.get("error", 0)
+    if e:
+        fail("fio job %s reports error %d (%s)" % (j.get("jobname", "?"), e, os.strerror(e)))
+try:
+    v = sum(float(j[rw]["iops"]) for j in jobs)
+except (KeyError, TypeError, ValueError):
+    fail("no %s IOPS in the fio report" % rw)
+if not (math.isfinite(v) and v > 0):
+    fail("%s IOPS is %g, not a positive number" % (rw, v))
+print("%.0f" % v)' "$1"
+}
+
 # per_msg BEFORE AFTER MSGS: (AFTER - BEFORE) / MSGS, or "-"
 per_msg() {
 	awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN {
@@ -67,10 +103,13 @@ per_msg() {
 # host (bench.sh) takes the medians. The caller's bench_pair TOOL ARGS...
 # runs the pair, setting RUN_OUT (the client's output), RUN_SRV (the
 # server's) and RUN_WHY (why it failed, if it did); its acks_now prints
-# "ACKS PROBES" sent so far, or "-" for either. A run that fails (a
-# side's exit status, a timeout, no result row, a value that is not a
-# positive number: bench_values) is reported, "# FAILED ..." with the
-# tail of its output, and run once more; when that fails too, each metric
+# "ACKS PROBES" sent so far, or "-" for either. BENCH_PARSE names the
+# function that reads RUN_OUT into values, COLUMNS its argument
+# (bench_values, the default, or fio_iops: nvme.sh); RUN_LOG, when
+# bench_pair sets it, is what a failure shows instead of RUN_OUT. A run
+# that fails (a side's exit status, a timeout, no result row, a value
+# that is not a positive number: bench_values) is reported, "# FAILED
+# ..." with the tail of its output, and run once more; when that fails too, each metric
 # gets the value "failed" (counted, never a median's value); when it
 # passes, "retried" as well. A WRITE or SEND bandwidth or rate row also
 # gets METRIC_ackpm, the responders' ACKs per message of the run (and
@@ -86,7 +125,8 @@ b() {
 	for try in 1 2; do
 		[ -z "$acks" ] || a0=$(acks_now)
 		if bench_pair "$@"; then
-			out=$(printf '%s\n' "$RUN_OUT" | bench_values "$cols") || RUN_WHY=$out
+			out=$(printf '%s\n' "$RUN_OUT" | "${BENCH_PARSE:-bench_values}" "$cols") ||
+				RUN_WHY=$out
 		fi
 		if [ -z "$RUN_WHY" ]; then
 			read -r -a val <<<"$out"
@@ -108,7 +148,7 @@ b() {
 		# stderr (unbuffered) lands before the buffered stdout: the
 		# client's complaints first (5 at most), then the rest of the
 		# last 8 lines of its output
-		printf '%s\n' "$RUN_OUT" | grep . | awk '
+		printf '%s\n' "${RUN_LOG:-$RUN_OUT}" | grep . | awk '
 			tolower($0) ~ /error|fail|couldn|unable|correlation/ && n < 5 {
 				print; n++; seen[$0] = 1
 			}

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """make bench's tables: one per path, every driver's median of each
-metric and the ratios of the medians.
+metric and the ratios of the medians; then the NVMe-oF table
+(tools/bench/nvme.sh: fio IOPS by direction, I/O queues and depth per
+queue), when there are NVMe-oF runs.
 
     table.py OUT CLOCK DRIVER...
 
@@ -38,6 +40,12 @@ METRICS = ["write_bw_64k", "write_bw_4k", "read_bw_64k", "read_bw_4k",
 UNITS = {"msg_rate_64B_q8": "kpps", "atomic_rate": "kpps"}
 UNITS.update({m: "us" for m in METRICS if "_lat" in m})
 SCALE = {"kpps": 1000.0}
+COUNTS = f"{'runs':>8} {'failed':>8} {'spread %':>13}"
+# the NVMe-oF table (tools/bench/nvme.sh): fio 4 KiB random reads and
+# writes, I/O queues and queue depth (per queue)
+NVME_QUEUES = (2, 8)
+NVME = [(f"nvme_{rw}_q{q}_qd{d}", f"rand{rw}", q, d)
+        for rw in ("read", "write") for q in NVME_QUEUES for d in (1, 16, 128)]
 
 
 def main():
@@ -71,10 +79,10 @@ def main():
             return "-"
         return f"{100 * (max(v) - min(v)) / statistics.median(v):.0f}"
 
-    def cell(v, w=10):
+    def cell(v, w=10, digits=2):
         if isinstance(v, str):
             return f"{v:>{w}}"
-        return f"{v:{w}.2f}" if v is not None else f"{'-':>{w}}"
+        return f"{v:{w}.{digits}f}" if v is not None else f"{'-':>{w}}"
 
     def per_msg(path, m, kind):
         v = [res.get((d, path, f"{m}_{kind}")) for d in drivers]
@@ -82,6 +90,39 @@ def main():
 
     ab = ("softrc", "softrc-base") if ("softrc", "softrc-base") in pairs else None
     worse = []
+
+    def heads():
+        """the heads of medians' cells"""
+        h = "".join(f" {d:>11}" for d in drivers)
+        h += "".join(f" {x + '/' + y:>{max(12, len(x) + len(y) + 2)}}" for x, y in pairs)
+        return h + (f" {'90% interval':>13}" if ab else "")
+
+    def medians(path, m, vals, digits=2):
+        """a row's cells: each driver's median (vals, with DIGITS decimals),
+        the ratios, the A/B interval"""
+        row = "".join(" " + cell(vals[d], 11, digits) for d in drivers)
+        for x, y in pairs:
+            w = max(12, len(x) + len(y) + 2)
+            if FAILED in (vals[x], vals[y]):
+                r = FAILED
+            else:
+                r = vals[x] / vals[y] if vals[x] is not None and vals[y] else None
+            row += " " + cell(r, w)
+        if ab:
+            ci = interval(runs.get((ab[0], path, m), []), runs.get((ab[1], path, m), []))
+            row += f" {f'{ci[0]:.2f}-{ci[1]:.2f}' if ci else '-':>13}"
+            x, y = vals[ab[0]], vals[ab[1]]
+            r = x / y if isinstance(x, float) and isinstance(y, float) and y else None
+            if r is not None and (r > 1.1 if UNITS.get(m) == "us" else r < 0.9):
+                worse.append(f"{path} {m} {r:.2f}")
+        return row
+
+    def counts(path, m):
+        """a row's last cells: good and failed runs, spread, per driver"""
+        n = "/".join(str(len(runs.get((d, path, m), []))) for d in drivers)
+        nf = "/".join(str(results.get((d, path, m), {}).get("failed", 0)) for d in drivers)
+        sp = "/".join(spread(runs.get((d, path, m), [])) for d in drivers)
+        return f"{n:>8} {nf:>8} {sp:>13}"
     failures = []
     for path in ("loop", "wire"):
         if not any(k[1] == path and k[2] in METRICS for k in res):
@@ -89,40 +130,19 @@ def main():
         print(f"\n{path} path" + (" (one device)" if path == "loop" else " (two devices across a veth)"))
         probes = any(k[1] == path and k[2].endswith("_probepm") for k in res)
         dw = max(9, 6 * len(drivers) - 1)
-        head = "".join(f" {d:>11}" for d in drivers)
-        head += "".join(f" {x + '/' + y:>{max(12, len(x) + len(y) + 2)}}" for x, y in pairs)
-        if ab:
-            head += f" {'90% interval':>13}"
-        head += f" {'ACKs/msg':>{dw}}" + (f" {'probes/msg':>{max(10, dw)}}" if probes else "")
-        print(f"  {'metric':<18} {'unit':<5}{head} {'runs':>8} {'failed':>8} {'spread %':>13}")
+        head = heads() + f" {'ACKs/msg':>{dw}}" + (f" {'probes/msg':>{max(10, dw)}}" if probes else "")
+        print(f"  {'metric':<18} {'unit':<5}{head} {COUNTS}")
         for m in METRICS:
             k = SCALE.get(UNITS.get(m), 1.0)
             vals = {d: res.get((d, path, m)) for d in drivers}
             if all(v is None for v in vals.values()):
                 continue
             vals = {d: v * k if isinstance(v, float) else v for d, v in vals.items()}
-            row = "".join(" " + cell(vals[d], 11) for d in drivers)
-            for x, y in pairs:
-                w = max(12, len(x) + len(y) + 2)
-                if FAILED in (vals[x], vals[y]):
-                    r = FAILED
-                else:
-                    r = vals[x] / vals[y] if vals[x] is not None and vals[y] else None
-                row += " " + cell(r, w)
-            if ab:
-                ci = interval(runs.get((ab[0], path, m), []), runs.get((ab[1], path, m), []))
-                row += f" {f'{ci[0]:.2f}-{ci[1]:.2f}' if ci else '-':>13}"
-                x, y = vals[ab[0]], vals[ab[1]]
-                r = x / y if isinstance(x, float) and isinstance(y, float) and y else None
-                if r is not None and (r > 1.1 if UNITS.get(m) == "us" else r < 0.9):
-                    worse.append(f"{path} {m} {r:.2f}")
+            row = medians(path, m, vals)
             row += f" {per_msg(path, m, 'ackpm'):>{dw}}"
             if probes:
                 row += f" {per_msg(path, m, 'probepm'):>{max(10, dw)}}"
-            n = "/".join(str(len(runs.get((d, path, m), []))) for d in drivers)
-            nf = "/".join(str(results.get((d, path, m), {}).get("failed", 0)) for d in drivers)
-            sp = "/".join(spread(runs.get((d, path, m), [])) for d in drivers)
-            print(f"  {m:<18} {UNITS.get(m, 'MB/s'):<5}{row} {n:>8} {nf:>8} {sp:>13}")
+            print(f"  {m:<18} {UNITS.get(m, 'MB/s'):<5}{row} {counts(path, m)}")
         share = []
         for d in drivers:
             mc = res.get((d, path, "memcpy"))
@@ -134,6 +154,24 @@ def main():
                 share.append(f"{d} " + ", ".join(bw))
         if share:
             print("  64 KiB bandwidth as a share of memcpy in the same boots: " + "; ".join(share))
+    if any(k[1] == "wire" and k[2] == m for k in res for m, _, _, _ in NVME):
+        print("\nNVMe-oF, wire path (nvme-rdma host, nvmet-rdma target, null_blk; fio 4 KiB")
+        print("random, libaio, direct; depth per I/O queue, one job a queue)")
+        print(f"  {'fio':<9} {'queues':>6} {'depth':>5} {'unit':<5}{heads()} {COUNTS}")
+        for m, rw, q, d in NVME:
+            vals = {x: res.get((x, "wire", m)) for x in drivers}
+            if all(v is None for v in vals.values()):
+                continue
+            print(f"  {rw:<9} {q:>6} {d:>5} {'IOPS':<5}{medians('wire', m, vals, 0)} {counts('wire', m)}")
+        got = []
+        for q in NVME_QUEUES:
+            for x in drivers:
+                v = res.get((x, "wire", f"nvme_q{q}_ioq"))
+                if isinstance(v, float) and v != q:
+                    got.append(f"{x} {v:.0f} for {q}")
+        if got:
+            print("  fewer I/O queues than asked (nvme-rdma makes one a CPU at most:")
+            print("  BENCH_NVME_SMP): " + ", ".join(got))
     for (d, path, m), r in sorted(results.items()):
         if r["failed"] or r["retried"]:
             n = len(r["runs"]) + r["failed"]
