@@ -123,6 +123,7 @@ def main():
         nf = "/".join(str(results.get((d, path, m), {}).get("failed", 0)) for d in drivers)
         sp = "/".join(spread(runs.get((d, path, m), [])) for d in drivers)
         return f"{n:>8} {nf:>8} {sp:>13}"
+
     failures = []
     for path in ("loop", "wire"):
         if not any(k[1] == path and k[2] in METRICS for k in res):
