@@ -109,9 +109,9 @@ per_msg() {
 # bench_pair sets it, is what a failure shows instead of RUN_OUT. A run
 # that fails (a side's exit status, a timeout, no result row, a value
 # that is not a positive number: bench_values) is reported, "# FAILED
-# ..." with the tail of its output, and run once more; when that fails too, each metric
-# gets the value "failed" (counted, never a median's value); when it
-# passes, "retried" as well. A WRITE or SEND bandwidth or rate row also
+# ..." with the tail of its output, and run once more; when that fails
+# too, each metric gets the value "failed" (counted, never a median's
+# value); when it passes, "retried" as well. A WRITE or SEND bandwidth or rate row also
 # gets METRIC_ackpm, the responders' ACKs per message of the run (and
 # METRIC_probepm, AckReq probes per message, where softrc counts them):
 # the counters' delta over perftest's #iterations (all QPs' messages).
