@@ -12,9 +12,11 @@
 # better). Then the cost curves (tools/bench/curves.py; BENCH_CURVES=0
 # leaves them out), on BENCH_CURVE_PATHS (default wire), one run a point
 # in each boot: bandwidth against message size (64 B to 1 MiB) for
-# WRITE, READ and SEND, the 64 B message rate against QPs (1 to 256),
-# latency at 4 KiB, the kernel memory of one QP (tools/bench/qpmem), as
-# tables and as build/bench/{bandwidth,qps,latency}.{svg,png}.
+# WRITE, READ and SEND, the 64 B message rate and the kernel memory of
+# one QP (tools/bench/qpmem) against the number of QPs (1 to 4096),
+# latency at 4 KiB, as tables and as
+# build/bench/{bandwidth,qps,qpmem,latency}.{svg,png}. BENCH_MEM (MB,
+# default 6144) must hold 4096 QPs on each of two devices.
 # Under QEMU TCG consecutive runs of one command differ by up to a half,
 # for either driver, so each number is the median of BENCH_RUNS runs
 # (default 3) in each of BENCH_ROUNDS boots per driver (default 2), the
@@ -116,7 +118,7 @@ vm() {
 	echo "bench: $1 (${4##*/}), boot $2 ..." >&2
 	[ "$1" = softrc ] && env=(--env BENCH_KOS="${kos# }")
 	SOFTRC_KVER=$series SOFTRC_VM_ACCEL=$accel tools/testing/vm/run.sh --timeout "${BENCH_TIMEOUT:-1200}" --smp "$3" \
-		--mem "${BENCH_MEM:-2048}" --env SOFTRC_DRIVER="$1" "${env[@]}" \
+		--mem "${BENCH_MEM:-6144}" --env SOFTRC_DRIVER="$1" "${env[@]}" \
 		--env BENCH_CLOCK="$clock" \
 		--env BENCH_N="${BENCH_N:-1}" --env BENCH_RUNS="${BENCH_RUNS:-3}" \
 		${BENCH_RUN_TIMEOUT:+--env BENCH_RUN_TIMEOUT="$BENCH_RUN_TIMEOUT"} \

@@ -44,9 +44,12 @@ t() { # NAME CMD...
 				"$op" "$s" "$op" "$s"
 		done
 	done
-	for q in 1 8 64 256; do
+	for q in 1 8 64 256 1024; do
 		printf 'softrc wire curve_rate_q%s 0.02\nrxe wire curve_rate_q%s 0.01\n' "$q" "$q"
+		printf 'softrc wire qp_kernel_kib_q%s 200\nrxe wire qp_kernel_kib_q%s 140\n' "$q" "$q"
 	done
+	printf 'softrc wire curve_rate_q4096 0.016\nrxe wire curve_rate_q4096 0.01\n'
+	printf 'softrc wire qp_kernel_kib_q4096 201.5\nrxe wire qp_kernel_kib_q4096 nan\n'
 	for m in write_lat send_lat read_lat write_lat_4k send_lat_4k read_lat_4k; do
 		printf 'softrc wire %s 3\nsoftrc wire %s_p99 6\n' "$m" "$m"
 		printf 'rxe wire %s 4\nrxe wire %s_p99 12\n' "$m" "$m"
@@ -58,13 +61,15 @@ t() { # NAME CMD...
 } >"$dir/runs.txt"
 
 echo "TAP version 13"
-echo "1..35"
+echo "1..36"
 python3 "$here/curves.py" "$dir" softrc rxe >"$dir/out.txt" 2>&1
 t "curves.py runs" test -s "$dir/out.txt"
 t "bandwidth row: medians 2 and 0.5 (a 0 run dropped), ratio 4.00 for each op" \
 	grep -Eq '^ +1M( +2\.00 +0\.50){3}( +4\.00){3}$' "$dir/out.txt"
-t "QP rate row: 20 and 10 kpps, ratio 2.00" \
-	grep -Eq '^ +256 +20\.00 +10\.00 +2\.00$' "$dir/out.txt"
+t "QP rate row: 20 and 10 kpps, ratio 2.00, both at 1.00 of 8 QPs, 200 and 140 KiB" \
+	grep -Eq '^ +256 +20\.00 +10\.00 +2\.00 +1\.00 +1\.00 +200\.0 +140\.0$' "$dir/out.txt"
+t "4096 QPs: softrc at 0.80 of its 8-QP rate, rxe's memory run failed" \
+	grep -Eq '^ +4096 +16\.00 +10\.00 +1\.60 +0\.80 +1\.00 +201\.5 +FAILED$' "$dir/out.txt"
 t "latency row: typical and p99 ratios 0.75 and 0.50" \
 	grep -Eq '^ +read_lat +4KiB +3\.00 +6\.00 +4\.00 +12\.00 +0\.75 +0\.50$' "$dir/out.txt"
 t "QP memory: softrc 123.4 KiB, rxe's one run failed (nan)" \
@@ -72,8 +77,8 @@ t "QP memory: softrc 123.4 KiB, rxe's one run failed (nan)" \
 t "plot data: the 64 B row holds every op's medians" \
 	grep -Eq '^64( 2 0\.5){3}$' "$dir/curves/bw.wire.dat"
 if command -v gnuplot >/dev/null; then
-	t "gnuplot renders bandwidth, qps and latency (SVG and PNG)" \
-		bash -c "cd '$dir' && for p in bandwidth qps latency; do
+	t "gnuplot renders bandwidth, qps, qpmem and latency (SVG and PNG)" \
+		bash -c "cd '$dir' && for p in bandwidth qps qpmem latency; do
 			grep -q '<svg' \$p.svg && [ -s \$p.png ] || exit 1; done"
 else
 	n=$((n + 1))

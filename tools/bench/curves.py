@@ -7,14 +7,17 @@
 Reads OUT/runs.txt ("driver path metric value" lines from
 tools/bench/guest.sh) and, for the paths the curves ran on, prints
   - bandwidth (MB/s) against message size, WRITE/READ/SEND
-  - the 64 B message rate (kpps) against the number of QPs
+  - the 64 B message rate (kpps) against the number of QPs, and the rate
+    at each count against the rate at 8 QPs
+  - the kernel memory of one RC QP (KiB, tools/bench/qpmem.c) against
+    the number of QPs, which stays flat where memory grows linearly
   - latency, typical and p99 (usec), at 2 B and 4 KiB
-  - the kernel memory of one RC QP (KiB, tools/bench/qpmem.c)
 each number the median of that driver's good runs (FAILED where every
 run of it failed: load_results), with the ratio of the first driver to
 the last (softrc/rxe). It writes the data and a gnuplot
 script into OUT/curves/ and, when gnuplot is installed, renders
-OUT/bandwidth.svg, OUT/qps.svg, OUT/latency.svg (and .png of each).
+OUT/bandwidth.svg, OUT/qps.svg, OUT/qpmem.svg, OUT/latency.svg (and
+.png of each).
 """
 import os
 import shutil
@@ -24,7 +27,7 @@ import sys
 
 SIZES = [64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
 OPS = ["write", "read", "send"]
-QPS = [1, 8, 64, 256]
+QPS = [1, 8, 64, 256, 1024, 4096]  # commands.sh BENCH_QPS
 LATS = [(op, sz, key) for op in ["write", "send", "read"]
         for sz, key in [("2B", f"{op}_lat"), ("4KiB", f"{op}_lat_4k")]]
 
@@ -119,14 +122,20 @@ def tables(res, path, drivers):
                                            get(last, f"curve_{op}_bw_{s}")), 14) for op in OPS)
         print(f"  {size_name(s):>6}{row}")
 
-    print(f"\ncost curves, {path} path: 64 B WRITE message rate (kpps) against QPs")
+    print(f"\ncost curves, {path} path: 64 B WRITE message rate (kpps) and kernel"
+          " memory of one QP (KiB) against QPs; 'of 8 QPs' is the rate over the rate at 8")
     print(f"  {'QPs':>6}" + "".join(f" {d:>11}" for d in drivers) +
-          (f" {rname:>11}" if len(drivers) > 1 else ""))
+          (f" {rname:>11}" if len(drivers) > 1 else "") +
+          "".join(f" {d + ' of 8':>13}" for d in drivers) +
+          "".join(f" {d + ' KiB':>11}" for d in drivers))
+    at8 = [get(d, "curve_rate_q8", 1000.0) for d in drivers]
     for q in QPS:
         vals = [get(d, f"curve_rate_q{q}", 1000.0) for d in drivers]
         row = "".join(" " + fmt(v, 11) for v in vals)
         if len(drivers) > 1:
             row += " " + fmt(ratio(vals[0], vals[-1]), 11)
+        row += "".join(" " + fmt(ratio(v, b), 13) for v, b in zip(vals, at8))
+        row += "".join(" " + fmt(get(d, f"qp_kernel_kib_q{q}"), 11, 1) for d in drivers)
         print(f"  {q:>6}{row}")
 
     print(f"\nlatency, {path} path (usec; a ratio below 1 favours {first})")
@@ -160,6 +169,11 @@ def plot_data(res, path, drivers, cdir):
         for q in QPS:
             f.write(f"{q} " + " ".join(na(get(d, f"curve_rate_q{q}", 1000.0))
                                        for d in drivers) + "\n")
+    with open(os.path.join(cdir, f"qpmem.{path}.dat"), "w") as f:
+        f.write("# qps " + " ".join(drivers) + "\n")
+        for q in QPS:
+            f.write(f"{q} " + " ".join(na(get(d, f"qp_kernel_kib_q{q}"))
+                                       for d in drivers) + "\n")
     with open(os.path.join(cdir, f"lat.{path}.dat"), "w") as f:
         f.write("# test " + " ".join(f"{d}_typ {d}_p99" for d in drivers) + "\n")
         for op, sz, key in LATS:
@@ -190,6 +204,10 @@ def gnuplot_script(path, drivers, out):
               f"set title '64 B WRITE message rate against QPs, {path} path (kpps)'",
               "set logscale x 2", "set xlabel 'QPs'", "set yrange [0:*]",
               "plot " + ", ".join(f"'curves/qps.{path}.dat' using 1:{2 + j} title '{d}'"
+                                  for j, d in enumerate(drivers)),
+              f"set output '{out}/qpmem.{ext}'",
+              f"set title 'kernel memory of one RC QP against QPs, {path} path (KiB)'",
+              "plot " + ", ".join(f"'curves/qpmem.{path}.dat' using 1:{2 + j} title '{d}'"
                                   for j, d in enumerate(drivers)),
               "unset logscale", "unset xlabel", "set yrange [0:*]",
               f"set output '{out}/latency.{ext}'",
@@ -239,7 +257,8 @@ def main():
         print(f"\ncost curves: gnuplot failed:\n{r.stderr}")
         return 1
     print(f"\nplots ({paths[0]} path): " +
-          ", ".join(os.path.join(out, f"{p}.svg") for p in ("bandwidth", "qps", "latency")))
+          ", ".join(os.path.join(out, f"{p}.svg")
+                    for p in ("bandwidth", "qps", "qpmem", "latency")))
     return 0
 
 

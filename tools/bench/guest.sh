@@ -86,16 +86,23 @@ acks_now() {
 		END { print (ha ? a : "-"), (hp ? p : "-") }'
 }
 
-# qpmem DRIVER PATH: the kernel memory an RC QP costs (tools/bench/qpmem.c,
-# 256 QPs on the client's device), in KiB
+# qpmem DRIVER PATH: the kernel memory an RC QP costs (tools/bench/qpmem.c
+# on the client's device), in KiB: qp_kernel_kib_qN with N QPs for each N
+# of the rate curve (BENCH_QPS) from 8 on (one QP's figure is within the
+# page lists' noise: 0 to 464 KiB), and qp_kernel_kib, the figure at 256
 qpmem() {
-	local out v=nan
-	if out=$($RUN_A "$REPO/tools/bench/qpmem" "$DEV_A" 256 2>&1); then
-		v=$(awk '$1 == "QPMEM" { printf "%.1f", $5 / 1024 }' <<<"$out")
-	else
-		echo "# qpmem: $out"
-	fi
-	echo "BENCH $1 $2 qp_kernel_kib ${v:-nan}"
+	local out v q
+	for q in $BENCH_QPS; do
+		[ "$q" -ge 8 ] || continue
+		v=nan
+		if out=$($RUN_A "$REPO/tools/bench/qpmem" "$DEV_A" "$q" 2>&1); then
+			v=$(awk '$1 == "QPMEM" { printf "%.1f", $5 / 1024 }' <<<"$out")
+		else
+			echo "# qpmem $q: $out"
+		fi
+		echo "BENCH $1 $2 qp_kernel_kib_q$q ${v:-nan}"
+		[ "$q" != 256 ] || echo "BENCH $1 $2 qp_kernel_kib ${v:-nan}"
+	done
 }
 
 # memcpy DRIVER PATH: what one vCPU copies per second in this boot
