@@ -61,7 +61,7 @@ t() { # NAME CMD...
 } >"$dir/runs.txt"
 
 echo "TAP version 13"
-echo "1..36"
+echo "1..37"
 python3 "$here/curves.py" "$dir" softrc rxe >"$dir/out.txt" 2>&1
 t "curves.py runs" test -s "$dir/out.txt"
 t "bandwidth row: medians 2 and 0.5 (a 0 run dropped), ratio 4.00 for each op" \
@@ -226,8 +226,10 @@ fio_json() { # READ_IOPS WRITE_IOPS [ERROR]
 	done
 	printf '%s\n' '  ],' '  "disk_util" : []' '}'
 }
-t "fio_iops: the read IOPS of the two jobs, summed and rounded" \
-	bash -c ". '$here/result.sh'; $(declare -f fio_json); [ \"\$(fio_json 250.800000 0.000000 | fio_iops read)\" = 502 ]"
+t "fio_iops: the read IOPS of the two jobs, summed, two decimals" \
+	bash -c ". '$here/result.sh'; $(declare -f fio_json); [ \"\$(fio_json 250.804000 0.000000 | fio_iops read)\" = 501.61 ]"
+t "fio_iops: a run that stalled (0.2 IOPS a job) is 0.40, not a rounded 0" \
+	bash -c ". '$here/result.sh'; $(declare -f fio_json); [ \"\$(fio_json 0.199960 0.000000 | fio_iops read)\" = 0.40 ]"
 t "fio_iops: a write IOPS of 0 fails, saying so" \
 	bash -c ". '$here/result.sh'; $(declare -f fio_json)
 		! out=\$(fio_json 250.8 0.000000 | fio_iops write) && [ \"\$out\" = 'write IOPS is 0, not a positive number' ]"
@@ -256,7 +258,7 @@ t "b (fio): 0 IOPS reported with fio's complaint, not its JSON" bash -c \
 	"grep -q '^# FAILED rxe wire nvme_read_q2_qd16 (try 1 of 2): read IOPS is 0, not a positive number: fio --rw=randread --iodepth=16$' '$dir/b/fio.txt' &&
 	 grep -q '^#   fio: io_u error on file /dev/nvme0n1' '$dir/b/fio.txt' && ! grep -q 'jobname' '$dir/b/fio.txt'"
 t "b (fio): ... and run again: its second run's IOPS, marked retried" bash -c \
-	"[ \"\$(grep ^BENCH '$dir/b/fio.txt')\" = 'BENCH rxe wire nvme_read_q2_qd16 1400
+	"[ \"\$(grep ^BENCH '$dir/b/fio.txt')\" = 'BENCH rxe wire nvme_read_q2_qd16 1400.00
 BENCH rxe wire nvme_read_q2_qd16 retried' ]"
 
 # table.py's NVMe-oF table: softrc's read q2 qd16 runs 3000, 1000, 2000

@@ -56,9 +56,11 @@ bench_values() {
 
 # fio_iops RW: reads fio's output (--output-format=json, perhaps after
 # lines fio wrote before its report) on stdin; prints the IOPS of
-# direction RW (read or write) summed over its jobs, rounded. When there
-# is no JSON report, a job reports an error, or the IOPS is not a
-# positive number, it prints why instead and returns 1.
+# direction RW (read or write) summed over its jobs, to two decimals (a
+# run that stalled on an I/O timeout may do a few I/Os in all: 0.40, not
+# a rounded 0). When there is no JSON report, a job reports an error,
+# or the IOPS is not a positive number at that precision, it prints why
+# instead and returns 1.
 fio_iops() {
 	python3 -c '
 import json, math, os, sys
@@ -85,9 +87,9 @@ try:
     v = sum(float(j[rw]["iops"]) for j in jobs)
 except (KeyError, TypeError, ValueError):
     fail("no %s IOPS in the fio report" % rw)
-if not (math.isfinite(v) and v > 0):
+if not (math.isfinite(v) and float("%.2f" % v) > 0):
     fail("%s IOPS is %g, not a positive number" % (rw, v))
-print("%.0f" % v)' "$1"
+print("%.2f" % v)' "$1"
 }
 
 # per_msg BEFORE AFTER MSGS: (AFTER - BEFORE) / MSGS, or "-"
