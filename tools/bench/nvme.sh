@@ -84,30 +84,48 @@ queue_cpus() {
 	return 1
 }
 
+# live: our controller is connected (not resetting or reconnecting)
+live() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NVMF_NQN" ] &&
+			[ "$(cat "$c/state" 2>/dev/null)" = live ] && return 0
+	done
+	return 1
+}
+
 # bench_pair fio ARGS...: one fio run on $dev with ARGS and the jobs of
-# $jobs; RUN_OUT its JSON report, RUN_LOG what it said on stderr and the
-# kernel's NVMe lines since; fails, RUN_WHY saying how, on an exit
-# status or a timeout (result.sh b's contract)
+# $jobs, once the controller is live; RUN_OUT its JSON report, RUN_LOG
+# what it said on stderr and the kernel's NVMe lines since; fails, RUN_WHY
+# saying how, on an exit status, a timeout, or an I/O timeout or
+# reconnect of the host during the run: fio sees no error then (the I/O
+# is requeued and done after the reconnect), but what it counted is the
+# recovery's time, not the transport's (result.sh b's contract)
 bench_pair() {
-	local lim=$((ramp + secs + 60)) mark rc
-	mark=$(dmesg | wc -l)
+	local lim=$((ramp + secs + 60)) mark rc klog
 	RUN_WHY='' RUN_SRV=''
+	wait_until 60 live || RUN_WHY="the controller is not live: $(cat /sys/class/nvme/nvme*/state 2>/dev/null | tr '\n' ' ')"
+	mark=$(dmesg | wc -l)
 	RUN_OUT=$(t "$lim" "$@" --filename="$dev" --ioengine=libaio --direct=1 \
 		--bs=4k --time_based --runtime="$secs" --ramp_time="$ramp" \
 		--norandommap --randrepeat=0 --group_reporting \
 		--output-format=json "${jobs[@]}" 2>"$tmp.err")
 	rc=$?
+	klog=$(dmesg | tail -n +$((mark + 1)) | grep -E 'nvme|nvmet|softrc|rxe')
 	RUN_LOG=$(
 		echo "fio exit status $rc"
 		cat "$tmp.err"
-		dmesg | tail -n +$((mark + 1)) | grep -E 'nvme|nvmet|softrc|rxe' |
-			tail -6 | sed 's/^/klog: /'
+		tail -6 <<<"$klog" | grep . | sed 's/^/klog: /'
 	)
+	[ -z "$RUN_WHY" ] || return 1
 	case $rc in
 	0) ;;
 	124) RUN_WHY="fio timed out after $(tmo "$lim") s" ;;
 	*) RUN_WHY="fio exited with status $rc" ;;
 	esac
+	if [ -z "$RUN_WHY" ] && grep -qE 'timeout|Reconnecting|error recovery|resetting' <<<"$klog"; then
+		RUN_WHY="the host had an I/O timeout or reconnected during the run (kernel log)"
+	fi
 	[ -z "$RUN_WHY" ]
 }
 
