@@ -808,8 +808,12 @@ static bool loop_until(bool (*done)(void), double deadline)
 	while (!done()) {
 		if (now() > deadline)
 			return false;
+		/* idle: sleep on the channel, 1 ms at most (the CQs have
+		 * no completion channel: a busy loop would take the CPU
+		 * from the kernel work the connections wait for)
+		 */
 		if (!cm_events() && !poll_cqs())
-			poll(&pfd, 1, nact ? 0 : 1);
+			poll(&pfd, 1, 1);
 	}
 	return true;
 }
@@ -974,7 +978,8 @@ static void usage(void)
 	     "  -m MSGS   SENDs each way per connection (4; both sides)\n"
 	     "  -z SIZE   bytes per SEND, WRITE and READ (256; both sides)\n"
 	     "  -S SEED   the pattern's seed (1; client, passed to the server)\n"
-	     "  -T SECS   deadline of each phase (60 + N/8, x SOFTRC_TIME_SCALE)\n"
+	     "  -T SECS   deadline of each phase (60 + N/8, x SOFTRC_TIME_SCALE;\n"
+	     "            the server's: twice that from the first request)\n"
 	     "  -X WHAT   client: corrupt one byte of connection N/2's\n"
 	     "            send|write (client side) or read|recv (server side)\n"
 	     "  -v        a line per phase as it ends");
@@ -1066,7 +1071,8 @@ int main(int argc, char **argv)
 		if (poll(&(struct pollfd){ .fd = chan->fd, .events = POLLIN }, 1,
 			 (int)(opt.tmo * 1000)) <= 0)
 			printf("# server: no connection request in %.0f s\n", opt.tmo);
-		else if (!loop_until(server_done, now() + opt.tmo))
+		/* the client's two phases, each within -T */
+		else if (!loop_until(server_done, now() + 2 * opt.tmo))
 			stuck = report_stuck("the server's wait", stuck_server);
 		t_start = t_first_req ? t_first_req : t_start;
 		t_disc = t_first_disc ? t_first_disc : wall_us();
