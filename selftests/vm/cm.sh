@@ -9,7 +9,8 @@
 # checks themselves: with one byte corrupted on one connection (cm_verify
 # -X: a client SEND, the WRITE source, the server's READ source, a server
 # SEND) the side that receives it must fail that connection and name the
-# byte. Make bench-cm (tools/bench/cmscale.sh) and the soak's connect
+# byte; and a client with nobody listening on its port gets every
+# connection REJECTED, reported with the CM's reason. Make bench-cm (tools/bench/cmscale.sh) and the soak's connect
 # cycles (selftests/vm/soak/cm_soak.sh) run the same program at scale.
 # SOFTRC_DRIVER=softrc (default) or rxe; runs in the guest as root.
 #
@@ -87,6 +88,23 @@ x_case() {
 		not_ok "cm_verify -X $what: a corrupted byte of the $text fails that connection"
 	fi
 }
+# no listener on the port: every connection REJECTED with the CM's
+# reason, reported, and the client ends at once (no deadline waited out)
+nolisten() {
+	local port=$((20000 + RANDOM % 20000)) t0=$EPOCHSECONDS rc
+	$RUN_A timeout "$(tmo 60)" "$CM_VERIFY" -a "$IP_B" -p "$port" -n 4 -T 30 >"$O.nl" 2>&1
+	rc=$?
+	if [ "$rc" = 1 ] && [ "$(grep -c '^# client conn [0-3]: REJECTED in state connecting: status 8 ' "$O.nl")" = 4 ] &&
+		[ "$(cmv_field "$O.nl" failed)" = 4 ] && [ $((EPOCHSECONDS - t0)) -lt 30 ]; then
+		grep -m1 REJECTED "$O.nl" | sed 's/^/#   /'
+		ok "no listener: every connection REJECTED (invalid service ID), reported, exit 1"
+	else
+		sed 's/^/#   /' "$O.nl" | tail -10
+		not_ok "no listener: every connection REJECTED (invalid service ID), reported, exit 1" \
+			"status $rc after $((EPOCHSECONDS - t0)) s"
+	fi
+}
+nolisten
 x_case send srv "client SEND"
 x_case write srv "client RDMA WRITE"
 x_case read cli "server buffer by RDMA READ"
