@@ -79,6 +79,7 @@ int softrc_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid)
 		return -ENOMEM;
 	mc->mgid = *mgid;
 	mc->qp = qp;
+	mc->h = qp->h;
 
 	spin_lock_bh(&dp->mc_lock);
 	if (softrc_mc_find(dp, qp, mgid, &members)) {

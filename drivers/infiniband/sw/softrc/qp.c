@@ -65,19 +65,20 @@ MODULE_PARM_DESC(ackreq_every_msg, "ask an ACK for every RC message, not only si
 /* RCU lookup + reference; NULL if unknown, not yet built or dying. */
 struct softrc_qp *softrc_qp_get(struct softrc_dev *sdev, u32 qpn)
 {
-	struct softrc_qp *qp;
+	struct softrc_qp_handle *h;
+	struct softrc_qp *qp = NULL;
 
 	rcu_read_lock();
-	qp = xa_load(&sdev->dp->qp_xa, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
+	h = xa_load(&sdev->dp->qp_xa, qpn);
+	if (h && refcount_inc_not_zero(&h->ref))
+		qp = h->qp;
 	rcu_read_unlock();
 	return qp;
 }
 
 void softrc_qp_put(struct softrc_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->ref))
+	if (refcount_dec_and_test(&qp->h->ref))
 		complete(&qp->released);
 }
 
@@ -620,8 +621,8 @@ static void softrc_qp_free(struct softrc_qp *qp)
 	bitmap_free(qp->rq_bad);
 	kvfree(qp->pwc);
 	kvfree(qp->core_res);
-	if (qp->tx_frag.page)
-		put_page(qp->tx_frag.page);
+	/* a receive-path reader may still look at its refcount */
+	kfree_rcu(qp->h, rcu);
 	dst_cache_destroy(&qp->dst_cache);
 }
 
@@ -669,7 +670,6 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->lock);
 	qp->tx_ip_id = get_random_u32();
 	spin_lock_init(&qp->comp_lock);
-	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
 	tasklet_setup(&qp->tx_task, softrc_qp_tx_task);
 	softrc_timers_init(qp);
@@ -677,7 +677,8 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_count;
 
-	err = softrc_qp_init_sq(qp, init);
+	qp->h = kzalloc(sizeof(*qp->h), GFP_KERNEL_ACCOUNT);
+	err = qp->h ? softrc_qp_init_sq(qp, init) : -ENOMEM;
 	if (!err)
 		err = softrc_qp_init_rq(qp, init);
 	if (!err)
@@ -703,6 +704,8 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err < 0)
 		goto err_free;
 	ibqp->qp_num = qpn;
+	refcount_set(&qp->h->ref, 1);
+	qp->h->qp = qp;
 	spin_lock_bh(&qp->lock);
 	err = softrc_qp_core_reset(qp);
 	spin_unlock_bh(&qp->lock);
@@ -716,7 +719,7 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	/* fully built: now the receive path may find it */
 	softrc_stats_qp_new(qp);
-	xa_store(&sdev->dp->qp_xa, qpn, qp, GFP_KERNEL);
+	xa_store(&sdev->dp->qp_xa, qpn, qp->h, GFP_KERNEL);
 	softrc_debugfs_qp_add(qp);
 	return 0;
 
@@ -739,18 +742,15 @@ int softrc_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_bh(&qp->lock);
 
 	/*
-	 * No new receive-path users, then wait for the running ones: a
-	 * reader between its xa_load() (or multicast list walk) and
-	 * refcount_inc_not_zero() still touches qp->ref, and the RDMA core
-	 * frees the QP as soon as we return. Expedited: a normal grace
-	 * period is ticks long (16 ms a QP under QEMU), which made tearing
-	 * down many rdma_cm connections 10 to 29 times slower than rxe's;
-	 * destroy is a control path, like the netdev teardown that
-	 * synchronize_net() expedites.
+	 * No new receive-path users; the running ones hold a reference, or
+	 * are between their lookup and a refcount_inc_not_zero() that fails
+	 * from now on and reads only the handle, which outlives them
+	 * (kfree_rcu in softrc_qp_free). No grace period to wait for: one
+	 * is ticks long (16 ms a QP under QEMU, a few ms expedited), which
+	 * made tearing down many rdma_cm connections slower than rxe's.
 	 */
 	softrc_mcast_qp_gone(qp);
 	xa_erase(&qp->sdev->dp->qp_xa, ibqp->qp_num);
-	synchronize_rcu_expedited();
 	softrc_timers_stop(qp);
 	tasklet_kill(&qp->tx_task);
 	softrc_qp_put(qp);

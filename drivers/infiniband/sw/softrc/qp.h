@@ -17,10 +17,14 @@
  * may post to this QP again. Lock order: Documentation/softrc.rst,
  * "Locking".
  *
- * Lifetime: a QP is published in the device's QPN xarray only once fully
- * built; the receive path finds it under RCU and takes qp->ref. Destroy
- * unpublishes it, waits for RCU readers, stops timers and the tasklet,
- * then waits for the last reference before the RDMA core frees it.
+ * Lifetime: a QP is published in the device's QPN xarray (and a UD QP's
+ * multicast attachments) through its handle (struct softrc_qp_handle)
+ * only once fully built; the receive path finds the handle under RCU and
+ * takes a reference on it. Destroy unpublishes it, stops timers and the
+ * tasklet, then waits for the last reference before the RDMA core frees
+ * the QP; the handle, which a reader may still hold between its lookup
+ * and its failed refcount_inc_not_zero(), is freed after a grace period
+ * (kfree_rcu), so destroy waits for none.
  */
 #ifndef SOFTRC_QP_H
 #define SOFTRC_QP_H
@@ -38,8 +42,21 @@
 #include "core/engine.h"
 
 struct softrc_queue;
+struct softrc_qp;
 struct softrc_srq;
 struct softrc_counter_bind;
+
+/**
+ * struct softrc_qp_handle - what the receive path finds a QP by
+ * @ref:	references: one for the QPN table, one per receive-path user
+ * @qp:		the QP; valid while @ref is held
+ * @rcu:	frees the handle after the readers that may still look at @ref
+ */
+struct softrc_qp_handle {
+	refcount_t ref;
+	struct softrc_qp *qp;
+	struct rcu_head rcu;
+};
 
 /**
  * struct softrc_path - where this QP's packets go (from the IB_QP_AV attr)
@@ -176,8 +193,8 @@ struct softrc_tx_batch {
  * @uid:	unique for the module's lifetime, never reused (unlike the
  *		QPN): the identity a type 2 MW is bound to
  * @lock:	see the file comment
- * @ref:	references: one for the QPN table, one per receive-path user
- * @released:	completed when @ref drops to zero
+ * @h:		its handle (xarray and multicast lists), with the references
+ * @released:	completed when the handle's references drop to zero
  * @dying:	destroy has begun: no engine calls, no timer arming
  * @is_user:	rings shared with user space (rxe ABI)
  * @sig_all:	every send WR completes (IB_SIGNAL_ALL_WR)
@@ -224,8 +241,6 @@ struct softrc_tx_batch {
  * @comp_lock:	serializes handing completions to the CQs
  * @timer:	retry and RNR timers (timers.c)
  * @tx_task:	TX continuation after a burst budget
- * @tx_frag:	page the heads of built packets and the pad + ICRC of
- *		fragment-built ones come from (tx.c), under @lock
  * @tx_ip_id:	IPv4 ID of the next packet (per QP, as a connected socket)
  * @tx_batch:	packets built but not yet sent (tx.c), under @lock
  * @dbg:	its debugfs file (debugfs.c), or NULL / an error pointer
@@ -235,7 +250,7 @@ struct softrc_qp {
 	struct softrc_dev *sdev;
 	u64 uid;
 	spinlock_t lock;	/* the QP lock: engine, state, shadows */
-	refcount_t ref;
+	struct softrc_qp_handle *h;
 	struct completion released;
 	bool dying;
 	bool is_user;
@@ -285,7 +300,6 @@ struct softrc_qp {
 
 	struct hrtimer timer[SOFTRC_TIMER_NR];
 	struct tasklet_struct tx_task;
-	struct page_frag tx_frag;
 	u16 tx_ip_id;
 	struct softrc_tx_batch tx_batch;
 	struct dentry *dbg;

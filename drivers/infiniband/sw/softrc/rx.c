@@ -187,10 +187,10 @@ static bool softrc_rx_mcast(struct softrc_rx *rx)
 					 SOFTRC_OPCODE_UD, &rx->pkt);
 	list_for_each_entry_rcu(mc, &rx->sdev->dp->mc_list, node) {
 		if (memcmp(&mc->mgid, &mgid, sizeof(mgid)) ||
-		    !refcount_inc_not_zero(&mc->qp->ref))
+		    !refcount_inc_not_zero(&mc->h->ref))
 			continue;
-		softrc_rx_qp(mc->qp, rx);
-		softrc_qp_put(mc->qp);
+		softrc_rx_qp(mc->h->qp, rx);
+		softrc_qp_put(mc->h->qp);
 		any = true;
 	}
 	if (!any)

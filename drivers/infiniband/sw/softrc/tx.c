@@ -20,10 +20,11 @@
  * never through `lo`: whatever arrives over a loopback netdev came from
  * some local socket, and is dropped (rx.c).
  *
- * Touches: under the QP lock, the QP's path, route cache, page fragment,
- * IPv4 ID and batch (qp.h), its send shadows through engine_ops.c; the
- * namespace's tunnel sockets (read once each, sock.c), and, under RCU,
- * another device's self queue and the device's multicast list.
+ * Touches: under the QP lock, the QP's path, route cache, IPv4 ID and
+ * batch (qp.h), its send shadows through engine_ops.c; the CPU's page
+ * fragment cache (netdev_alloc_frag); the namespace's tunnel sockets
+ * (read once each, sock.c), and, under RCU, another device's self queue
+ * and the device's multicast list.
  */
 #include <linux/highmem.h>
 #include <linux/ip.h>
@@ -231,33 +232,33 @@ static void softrc_push_ip6(const struct softrc_path *p, struct sk_buff *skb,
 #define SOFTRC_FRAG_MIN		512
 
 /*
- * An skb with @size bytes of head for a packet of @qp. Where the head
- * (with its skb_shared_info) fits in a page it is carved from the QP's
- * page fragment: skb_page_frag_refill() starts a page over, as it is,
- * once every packet built from it has been freed, so a head costs
- * neither a slab allocation nor the zeroing init_on_alloc does of every
- * new slab object, which was most of the cost of building a small packet
- * (Documentation/performance.rst). What a packet sends is all written by
- * its builder; the rest of a reused head is never sent.
+ * An skb with @size bytes of head. Where the head (with its
+ * skb_shared_info) fits in a page it is a fragment of this CPU's page
+ * fragment cache (netdev_alloc_frag(), what network drivers build
+ * received skbs from), which starts a page over, as it is, once every
+ * fragment carved from it has been freed: a head costs neither a slab
+ * allocation nor the zeroing init_on_alloc does of every new slab object,
+ * which was most of the cost of building a small packet. The cache is
+ * the CPU's, not the QP's: a page of its own made each QP's first packet
+ * pay for zeroing 32 KiB, a fifth of the cost of a message when 256 QPs
+ * send 20 each (Documentation/performance.rst). What a packet sends is
+ * all written by its builder; the rest of a reused head is never sent.
  */
-static struct sk_buff *softrc_skb_alloc(struct softrc_qp *qp, u32 size)
+static struct sk_buff *softrc_skb_alloc(u32 size)
 {
 	u32 len = SKB_DATA_ALIGN(size) +
 		  SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
-	struct page_frag *pf = &qp->tx_frag;
 	struct sk_buff *skb;
+	void *data;
 
-	lockdep_assert_held(&qp->lock);
 	if (len > PAGE_SIZE)
 		return alloc_skb(size, GFP_ATOMIC);
-	pf->offset = ALIGN(pf->offset, SMP_CACHE_BYTES);
-	if (!skb_page_frag_refill(len, pf, GFP_ATOMIC))
+	data = netdev_alloc_frag(len);
+	if (!data)
 		return NULL;
-	skb = build_skb(page_address(pf->page) + pf->offset, len);
+	skb = build_skb(data, len);
 	if (!skb)
-		return NULL;
-	get_page(pf->page);
-	pf->offset += len;
+		skb_free_frag(data);
 	return skb;
 }
 
@@ -277,7 +278,7 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp,
 	struct sk_buff *skb;
 	u32 l4len;
 
-	skb = softrc_skb_alloc(qp, head + SOFTRC_HDRS_MAX + room);
+	skb = softrc_skb_alloc(head + SOFTRC_HDRS_MAX + room);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, head);
@@ -325,7 +326,8 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp,
 /*
  * Payload attached as fragments of the MR's pages (no copy; the WQE's
  * buffer stays valid until the ACK retires it, and a replay rebuilds from
- * the WQE), pad and ICRC in a fragment of the QP's trailer page. NULL:
+ * the WQE), pad and ICRC in a fragment of the CPU's page fragment cache
+ * (as the head: softrc_skb_alloc). NULL:
  * use softrc_skb_copy; ERR_PTR(-EFAULT): the payload's memory is gone.
  */
 static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
@@ -335,26 +337,27 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
 					const struct softrc_eng_buf *payload)
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
-	struct page_frag *pf = &qp->tx_frag;
 	struct sk_buff *skb;
+	u8 *t = NULL;
 	int err;
 
 	skb = softrc_skb_hdrs(qp, p, odev, pkt, 0);
 	if (!skb)
 		return NULL;
 	err = softrc_glue_frags(qp, payload, skb);
-	/* the trailer's room after the head's: both come from @pf */
-	if (!err && !skb_page_frag_refill(8, pf, GFP_ATOMIC))
-		err = -ENOMEM;
+	/* the trailer: its fragment holds the one page reference it needs */
+	if (!err) {
+		t = netdev_alloc_frag(pad + SOFTRC_ICRC_BYTES);
+		if (!t)
+			err = -ENOMEM;
+	}
 	if (err) {
 		kfree_skb(skb);
 		return err == -EFAULT ? ERR_PTR(err) : NULL;
 	}
-	memset(page_address(pf->page) + pf->offset, 0, pad);
-	get_page(pf->page);
-	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, pf->page,
-			   pf->offset, pad + SOFTRC_ICRC_BYTES);
-	pf->offset += 8;
+	memset(t, 0, pad);
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, virt_to_page(t),
+			   offset_in_page(t), pad + SOFTRC_ICRC_BYTES);
 	skb->len += pad + SOFTRC_ICRC_BYTES;
 	skb->data_len += pad + SOFTRC_ICRC_BYTES;
 	skb->truesize += pad + SOFTRC_ICRC_BYTES;
