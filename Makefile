@@ -106,9 +106,9 @@ CHECK_KVERS	?= 6.1 6.12
 else
 CHECK_KVERS	?= $(KVER)
 endif
-# the data path, ATOMIC WRITE (wr_ex), UD and rdma_cm, UC, perftest and a
-# kernel ULP (iSER)
-CHECK_SUITES_6.12 ?= datapath.sh wr_ex.sh ud.sh uc.sh perftest.sh iser.sh flush.sh
+# the data path, ATOMIC WRITE (wr_ex), UD and rdma_cm, UC, perftest, a
+# kernel ULP (iSER), FLUSH, QP teardown and verified rdma_cm connections
+CHECK_SUITES_6.12 ?= datapath.sh wr_ex.sh ud.sh uc.sh perftest.sh iser.sh flush.sh teardown.sh cm.sh
 CHECK_SUITES_6.1 ?=
 # targets that know only 6.1 yet say so instead of running on 6.1
 ifneq ($(KVER),6.1)
