@@ -28,7 +28,11 @@
 #                     6.1 or 6.12 kernel), and softrc-links; make dkms-uninstall
 #   make soak         SOAK_MINUTES=N (default 20) of rc_verify on 64 RC
 #                     connections under netem, QPs and devices re-created,
-#                     then a one-screen summary (not part of check)
+#                     then a one-screen summary; then SOAK_CM_MINUTES=N
+#                     (default 10) of rdma_cm cycles (cm_verify, 256
+#                     connections set up, verified, torn down, again),
+#                     checked for leaks and stuck connections; 0 skips
+#                     either (not part of check)
 #
 # KVER selects the kernel series (tools/setup/kernel.sh list): 6.1, the
 # default, or 6.12. It picks the kernel the module is built for, the guest
@@ -102,9 +106,9 @@ CHECK_KVERS	?= 6.1 6.12
 else
 CHECK_KVERS	?= $(KVER)
 endif
-# the data path, ATOMIC WRITE (wr_ex), UD and rdma_cm, UC, perftest and a
-# kernel ULP (iSER)
-CHECK_SUITES_6.12 ?= datapath.sh wr_ex.sh ud.sh uc.sh perftest.sh iser.sh flush.sh
+# the data path, ATOMIC WRITE (wr_ex), UD and rdma_cm, UC, perftest, a
+# kernel ULP (iSER), FLUSH, QP teardown and verified rdma_cm connections
+CHECK_SUITES_6.12 ?= datapath.sh wr_ex.sh ud.sh uc.sh perftest.sh iser.sh flush.sh teardown.sh cm.sh
 CHECK_SUITES_6.1 ?=
 # targets that know only 6.1 yet say so instead of running on 6.1
 ifneq ($(KVER),6.1)
@@ -285,17 +289,21 @@ bench-profile: modules
 bench-cm: modules
 	SOFTRC_KVER=$(KVER) tools/bench/bench-cm.sh
 
-# Soak (selftests/vm/soak/soak.sh): one VM boot, SOAK_MINUTES of traffic
-# plus a margin for the last QP lives to drain; 3 GiB for 128 processes
-# with their registered buffers. SOAK_CONNS, SOAK_LIFE, SOAK_PHASE,
-# SOAK_SEED, SOAK_TIMEOUT pass through (see the script's header).
+# Soak (selftests/vm/soak/run.sh): one VM boot, SOAK_MINUTES of traffic
+# (soak.sh) plus a margin for the last QP lives to drain, then
+# SOAK_CM_MINUTES of rdma_cm connection cycles (cm_soak.sh) plus a margin
+# for the last cycle; 3 GiB for 128 processes with their registered
+# buffers. SOAK_CONNS, SOAK_LIFE, SOAK_PHASE, SOAK_SEED, SOAK_TIMEOUT,
+# SOAK_CM_CONNS, SOAK_CM_MEMCG_KB pass through (see the scripts' headers).
 SOAK_MINUTES	?= 20
-SOAK_KNOBS	:= SOAK_CONNS SOAK_LIFE SOAK_PHASE SOAK_SEED SOAK_TIMEOUT
+SOAK_CM_MINUTES	?= 10
+SOAK_KNOBS	:= SOAK_CONNS SOAK_LIFE SOAK_PHASE SOAK_SEED SOAK_TIMEOUT \
+		   SOAK_CM_CONNS SOAK_CM_MEMCG_KB
 soak: modules verbs
-	$(VM_RUN) --timeout $$(($(SOAK_MINUTES) * 60 + 900)) --mem 3072 \
-		--env SOAK_MINUTES=$(SOAK_MINUTES) \
+	$(VM_RUN) --timeout $$((($(SOAK_MINUTES) + $(SOAK_CM_MINUTES)) * 60 + 1500)) --mem 3072 \
+		--env SOAK_MINUTES=$(SOAK_MINUTES) --env SOAK_CM_MINUTES=$(SOAK_CM_MINUTES) \
 		$(foreach v,$(SOAK_KNOBS),$(if $($(v)),--env $(v)=$($(v)))) \
-		-- selftests/vm/soak/soak.sh
+		-- selftests/vm/soak/run.sh
 
 # X-macro tables (one list expanded into enum, names and descriptors)
 # are macros checkpatch cannot parse: in those files alone it may not

@@ -433,6 +433,33 @@ TEST(req_ackreq_on_last_packet_the_window_allows)
 		EXPECT_EQ(i == 7, t.tx[i].ackreq);
 }
 
+/*
+ * A full SQ: no WQE can follow until an ACK frees a slot, so the end of
+ * its newest WQE asks for one (a user QP's WQEs wait in its ring while
+ * the engine's 64 slots are taken), and a slot short of full does not.
+ */
+TEST(req_ackreq_on_the_newest_wqe_of_a_full_sq)
+{
+	struct softrc_eng_attr attr;
+	struct ct t;
+	int i;
+
+	ct_attr_default(&attr);
+	attr.ackreq_every = 255;
+	ct_init(&t, &attr);
+	for (i = 0; i < 63; i++)
+		ASSERT_LE(0, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(63, softrc_eng_tx(&t.qp, 0, 100));
+	for (i = 0; i < 63; i++)
+		EXPECT_FALSE(t.tx[i].ackreq);
+	ASSERT_LE(0, ct_post(&t, SOFTRC_WR_RDMA_WRITE, 2048, 0));
+	EXPECT_EQ(SOFTRC_E_FULL, ct_post(&t, SOFTRC_WR_SEND, 10, 0));
+	ASSERT_EQ(2, softrc_eng_tx(&t.qp, 0, 100));
+	EXPECT_FALSE(t.tx[63].ackreq);
+	EXPECT_TRUE(t.tx[64].ackreq);
+	EXPECT_FALSE(t.qp.req.tail_unreq);
+}
+
 TEST(req_go_back_from_middle_of_write)
 {
 	struct ct t;

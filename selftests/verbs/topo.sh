@@ -324,3 +324,60 @@ pp_pair() {
 	fi
 	return "$rc"
 }
+
+# --- rdma_cm: selftests/verbs/cm_verify ------------------------------------
+CM_VERIFY=$VERBS_DIR/cm_verify
+
+# cm_listening PORT: an rdma_cm ID listens on PORT (in the server's netns)
+cm_listening() {
+	$RUN_B rdma res show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -qE ":$1( |$)"
+}
+
+# res_counts: the QPs and cm_ids of every device, "QP CM_ID"
+res_counts() {
+	rdma resource show 2>/dev/null | awk '{
+		for (i = 1; i < NF; i++) {
+			if ($i == "qp") q += $(i + 1)
+			if ($i == "cm_id") c += $(i + 1)
+		}
+	} END { print q + 0, c + 0 }'
+}
+
+# cmv_run N OUT [client options...]: one cm_verify pair with N connections,
+# the server on DEV_B (IP_B), the client on DEV_A, each under `timeout`
+# (its own -T deadline, default 60 + N/8 s a phase, scaled, plus a
+# margin); their output in OUT.srv and OUT.cli, each ending with an
+# "EXIT status" line. True when both exit 0. CMV_PORT: the port used.
+# CMV_ARGS: options for both sides (-m, -z, -T).
+cmv_run() {
+	local n=$1 out=$2 srv lim rc
+	shift 2
+	CMV_PORT=$((20000 + RANDOM % 20000))
+	lim=$(tmo $((3 * (60 + n / 8) + 60)))
+	# shellcheck disable=SC2086 # CMV_ARGS: several options
+	{
+		$RUN_B timeout "$lim" "$CM_VERIFY" -s -b "$IP_B" -p "$CMV_PORT" -n "$n" \
+			${CMV_ARGS:-} 2>&1
+		echo "EXIT $?"
+	} >"$out.srv" &
+	srv=$!
+	wait_until 20 cm_listening "$CMV_PORT" ||
+		echo "# cm_verify: no LISTEN cm_id on port $CMV_PORT" >>"$out.srv"
+	# shellcheck disable=SC2086
+	{
+		$RUN_A timeout "$lim" "$CM_VERIFY" -a "$IP_B" -p "$CMV_PORT" -n "$n" \
+			${CMV_ARGS:-} "$@" 2>&1
+		echo "EXIT $?"
+	} >"$out.cli"
+	wait "$srv"
+	rc=0
+	grep -qx 'EXIT 0' "$out.srv" || rc=1
+	grep -qx 'EXIT 0' "$out.cli" || rc=1
+	return $rc
+}
+
+# cmv_field FILE KEY: KEY's value on the CMV line of FILE (cm_verify's
+# machine-readable summary)
+cmv_field() {
+	awk -v k="$2" '$1 == "CMV" { for (i = 3; i < NF; i += 2) if ($i == k) print $(i + 1) }' "$1"
+}

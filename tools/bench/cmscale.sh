@@ -7,22 +7,29 @@
 # softrc's in two netns, rxe's in init_net with policy routing). Runs in
 # the guest as root (tools/testing/vm/run.sh).
 #
-# For each N of CMSCALE_NS (default "64 256 1024"), `ucmatose -c N`: the
-# server on DEV_B accepts N connections, then each side sends
-# CMSCALE_MSGS (default 10) messages of CMSCALE_SIZE bytes (default 100)
-# on every connection and waits for as many completions on each QP; the
-# server disconnects them all, and both sides destroy their QPs, CQs, MRs,
-# PDs and cm_ids. Its output is line-buffered and time-stamped here, so the
-# phases are timed apart:
-#   connect     the client's "connecting" (its N cm_ids created, the
-#               process started: under TCG a start costs up to a second,
-#               which would weigh on small N) to its last ESTABLISHED
-#               ("receiving data transfers"): address and route
-#               resolution, QP creation on both sides, REQ/REP/RTU
-#   disconnect  the server's "disconnecting" to both processes' exit:
-#               DREQ/DREP, then destroying every connection's resources
-#               (also given apart: disc, to the server's "disconnected";
-#               destroy, from its "test complete" to the last exit)
+# For each N of CMSCALE_NS (default "64 256 1024"), a pair of
+# selftests/verbs/cm_verify (CMSCALE_TOOL=cm_verify, the default): the
+# server on DEV_B accepts N concurrent connections; on every one the
+# client RDMA WRITEs, SENDs CMSCALE_MSGS (default 10) messages of
+# CMSCALE_SIZE bytes (default 100) and RDMA READs, the server SENDs as
+# many back, and every byte and work completion is checked by the side
+# that receives it; then the client disconnects them all and both sides
+# destroy their QPs, CQs, MRs, cm_ids and PDs. The program stamps its
+# phases (CLOCK_REALTIME, its "CMV" line):
+#   connect     from the client's start (before its N cm_ids are created;
+#               the process start is left out) to its last ESTABLISHED:
+#               address and route resolution, QP creation on both sides,
+#               REQ/REP/RTU
+#   teardown    from the client's first rdma_disconnect to the later of
+#               the two processes' end of destroying: DREQ/DREP, then every
+#               connection's resources (also given apart: disc, to the
+#               client's last DISCONNECTED; destroy, from there)
+# CMSCALE_TOOL=ucmatose times `ucmatose -c N` instead, as before
+# cm_verify: it counts each connection's completions but checks neither
+# their status nor the bytes; its output is line-buffered and time-stamped
+# here (connect: its "connecting" to its last ESTABLISHED, "receiving
+# data transfers"; teardown: the server's "disconnecting" to both
+# processes' exit).
 # Each N runs CMSCALE_RUNS times (default 3). Prints, per N:
 #   cm_conns_N CONNECT_MS_PER_CONN DISCONNECT_MS_PER_CONN ok|FAILED
 #     (the medians of the runs; FAILED if any run failed)
@@ -31,11 +38,16 @@
 #     trouble (retries, drops, NAKs, errors, ...) that moved in N's runs
 #   BENCH <driver> wire cm_connect_ms_N VALUE   (and cm_disconnect_ms_N),
 #     one a run (nan for a failed one)
-# A run is ok when both processes exit 0 after "data transfers complete"
-# and, after the teardown, `rdma resource show` counts as many QPs and
-# cm_ids as before it (nothing leaked). ucmatose counts each connection's
-# completions (every message must arrive) but does not check their status
-# or the bytes.
+# A run is ok when both processes exit 0 (cm_verify: every connection
+# connected and verified on both sides, none stuck past its deadline;
+# ucmatose: after "data transfers complete") and, after the teardown,
+# `rdma resource show` counts as many QPs and cm_ids as before it (nothing
+# leaked). The guest's rdma_cm backlog limit (net.rdma_ucm.max_backlog,
+# 1024: connection requests queued for a listener but not yet fetched by
+# it) is raised to the largest N, so that a burst of requests the server
+# is slow to fetch is not refused by the kernel before the driver is
+# measured; the open-files limit does not apply (one event channel, no
+# completion channels).
 # CMSCALE_CMTIME=1 (default) also runs `cmtime -c N` (rdma_cm's own step
 # timer: create id, resolve addr/route, create qp, connect, disconnect,
 # destroy; no data) and prints its table as "# cmtime_N" lines.
@@ -57,6 +69,7 @@ sysctl -qw kernel.kptr_restrict=0 kernel.perf_event_paranoid=-1
 
 msgs=${CMSCALE_MSGS:-10} size=${CMSCALE_SIZE:-100}
 drv=$SOFTRC_DRIVER
+tool=${CMSCALE_TOOL:-cm_verify}
 
 # stamp: each line of stdin prefixed with the time it was read, in us
 stamp() {
@@ -71,26 +84,10 @@ at() {
 	awk -v p="$2" 'index($0, p) { print $1; exit }' "$1"
 }
 
-# res_counts: the QPs and cm_ids of every device, "QP CM_ID"
-res_counts() {
-	rdma resource show 2>/dev/null | awk '{
-		for (i = 1; i < NF; i++) {
-			if ($i == "qp") q += $(i + 1)
-			if ($i == "cm_id") c += $(i + 1)
-		}
-	} END { print q + 0, c + 0 }'
-}
-
 # res_back COUNTS: the counts are COUNTS again
 # shellcheck disable=SC2317 # invoked by wait_until
 res_back() {
 	[ "$(res_counts)" = "$1" ]
-}
-
-# cm_listening PORT: an rdma_cm ID listens on PORT (server's netns)
-# shellcheck disable=SC2317 # invoked by wait_until
-cm_listening() {
-	$RUN_B rdma res show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -qE ":$1( |$)"
 }
 
 # ucma_run N PREFIX [perf]: one ucmatose -c N pair; its logs
@@ -130,9 +127,50 @@ median() {
 		      else printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# cm_one N R: run R of ucmatose -c N; "CONNECT TEARDOWN ok|FAILED" in ms
-# per connection, detail lines before it
+# cm_one_cmv N R: run R of cm_verify -n N; "CONNECT TEARDOWN ok|FAILED"
+# in ms per connection, detail lines before it
+cm_one_cmv() {
+	local n=$1 r=$2 before after o=/tmp/cms.$1 status=ok cms cmd t_end
+	local t0 t_conn t_ver t_disc t_discd
+	before=$(res_counts)
+	CMV_ARGS="-m $msgs -z $size" cmv_run "$n" "$o" || status=FAILED
+	t0=$(cmv_field "$o.cli" t_start) t_conn=$(cmv_field "$o.cli" t_connected)
+	t_ver=$(cmv_field "$o.cli" t_verified) t_disc=$(cmv_field "$o.cli" t_disc)
+	t_discd=$(cmv_field "$o.cli" t_disc_done)
+	t_end=$(cat <(cmv_field "$o.cli" t_end) <(cmv_field "$o.srv" t_end) | sort -n | tail -1)
+	[ "$(cmv_field "$o.cli" verified)" = "$n" ] && [ "$(cmv_field "$o.srv" verified)" = "$n" ] ||
+		status=FAILED
+	if [ "$status" = FAILED ]; then
+		grep -E '^(# |cm_verify|Bail|EXIT)' "$o.srv" | tail -12 | sed 's/^/# server: /' >&2
+		grep -E '^(# |cm_verify|Bail|EXIT)' "$o.cli" | tail -12 | sed 's/^/# client: /' >&2
+	fi
+	grep -h '^cm_verify' "$o.cli" "$o.srv" | sed "s/^/# cm_verify_$n.$r /" >&2
+	wait_until 10 res_back "$before"
+	after=$(res_counts)
+	[ "$after" = "$before" ] || status=FAILED
+	cms=$(ms_per "$t0" "$t_conn" "$n")
+	cmd=$(ms_per "$t_disc" "$t_end" "$n")
+	echo "# cm_phases_$n.$r ms/conn: connect $cms data $(ms_per "$t_conn" "$t_ver" "$n")" \
+		"disc $(ms_per "$t_disc" "$t_discd" "$n") destroy $(ms_per "$t_discd" "$t_end" "$n")" \
+		"teardown $cmd; total s $(ms_per "$t0" "$t_end" 1000)" >&2
+	echo "# cm_res_$n.$r qp cm_id before: $before, after teardown: $after" >&2
+	[ "$status" = ok ] || cms=nan cmd=nan
+	echo "BENCH $drv wire cm_connect_ms_$n $cms" >&2
+	echo "BENCH $drv wire cm_disconnect_ms_$n $cmd" >&2
+	echo "$cms $cmd $status"
+}
+
 cm_one() {
+	if [ "$tool" = ucmatose ]; then
+		cm_one_ucma "$@"
+	else
+		cm_one_cmv "$@"
+	fi
+}
+
+# cm_one_ucma N R: run R of ucmatose -c N; "CONNECT TEARDOWN ok|FAILED"
+# in ms per connection, detail lines before it
+cm_one_ucma() {
 	local n=$1 r=$2 before after t_start t_conn t_done t_disc t_discd t_tc t_end s c
 	local status=ok cms cmd
 	before=$(res_counts)
@@ -300,7 +338,13 @@ cm_graph() {
 }
 
 topo_up wire || { echo "# cmscale: the wire topology failed"; exit 1; }
-echo "# cmscale: $drv, $DEV_A -> $DEV_B ($IP_B), $msgs x $size B per connection"
+echo "# cmscale: $drv, $tool, $DEV_A -> $DEV_B ($IP_B), $msgs x $size B per connection"
+# shellcheck disable=SC2086 # one word an N
+maxn=$(printf '%s\n' ${CMSCALE_NS:-64 256 1024} 1024 | sort -n | tail -1)
+# the sysctl comes with rdma_ucm, loaded on the first open of its device
+modprobe rdma_ucm
+sysctl -qw net.rdma_ucm.max_backlog="$maxn" ||
+	echo "# cmscale: cannot raise net.rdma_ucm.max_backlog to $maxn"
 # a first connection resolves the neighbours (some 2 s): not timed
 ucma_run 1 warm
 grep -q '^[0-9]* EXIT 0$' /tmp/cms.warm.cli || sed 's/^[0-9]* /# warm-up: /' /tmp/cms.warm.cli

@@ -4,7 +4,8 @@
 # Soak: SOAK_MINUTES (20) of selftests/verbs/rc_verify on two netns links
 # under a netem schedule that changes every minute, with QPs destroyed and
 # recreated all along and one `rdma link del` / re-add. Run by `make soak`
-# (one tools/testing/vm/run.sh boot); not part of `make check`: run_all.sh runs
+# (one tools/testing/vm/run.sh boot, selftests/vm/soak/run.sh, before the
+# connection cycles of cm_soak.sh); not part of `make check`: run_all.sh runs
 # selftests/vm/*.sh, this file is one directory down. Runs in the guest as
 # root.
 #

@@ -44,6 +44,16 @@
 #define SOFTRC_QPN_MIN		2	/* QPN 0 and 1 are reserved */
 #define SOFTRC_QPN_MAX		0xffffff
 #define SOFTRC_RQ_FEED_DEPTH	2	/* engine RQ slots fed on demand */
+/*
+ * Engine SQ slots of a user QP. Its WQEs wait in its mapped ring until
+ * the doorbell or an ACK pulls them (post.c), so the kernel's copy of a
+ * WQE (engine slot, shadow, SGEs, pins) and the completion ring it sizes
+ * need room only for those in flight: the PSN window (max_unacked, 128)
+ * holds 8 messages of 16 packets, and 64 small ones with an ACK asked
+ * every 16 packets and on the newest WQE of a full SQ (core/req.c).
+ * Documentation/softrc.rst, "Memory of a QP".
+ */
+#define SOFTRC_USQ_WINDOW	64
 #define SOFTRC_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 				 IB_ACCESS_MW_BIND | SOFTRC_QP_ACCESS_FLUSH)
@@ -518,6 +528,9 @@ static int softrc_qp_init_sq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 	/* sizes follow the caps: charged to the creator's memory cgroup */
 	qp->max_send_wr = n;
 	qp->sq_depth = roundup_pow_of_two(n);
+	if (qp->is_user)
+		qp->sq_depth = min_t(u32, qp->sq_depth, SOFTRC_USQ_WINDOW);
+	qp->sq_cap = min(n, qp->sq_depth);
 	qp->core_sq = kvcalloc(qp->sq_depth, sizeof(*qp->core_sq),
 			       GFP_KERNEL_ACCOUNT);
 	qp->sqs = kvcalloc(qp->sq_depth, sizeof(*qp->sqs), GFP_KERNEL_ACCOUNT);

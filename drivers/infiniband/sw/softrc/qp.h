@@ -216,6 +216,8 @@ struct softrc_tx_batch {
  * @cnt_bind:	its binding to an rdma counter, or NULL (stats.c, under
  *		the device's stats lock)
  * @sq_depth:	engine SQ slots (power of two)
+ * @sq_cap:	WQEs the engine may hold: @max_send_wr, or for a user QP at
+ *		most @sq_depth (its other WQEs wait in its ring)
  * @max_send_wr: usable send depth
  * @max_sge:	send SGEs per WQE
  * @max_inline:	inline bytes per WQE
@@ -272,6 +274,7 @@ struct softrc_qp {
 	struct softrc_counter_bind *cnt_bind;
 
 	u32 sq_depth;
+	u32 sq_cap;
 	u32 max_send_wr;
 	u32 max_sge;
 	u32 max_inline;

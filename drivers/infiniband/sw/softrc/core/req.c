@@ -422,16 +422,20 @@ static void softrc_req_send_one(struct softrc_eng_qp *qp,
 	/*
 	 * Besides the builders' AckReqs (the end of a signaled message, every
 	 * READ, atomic and FLUSH): AckReq at least every N packets, on the
-	 * last the window allows, on a credit probe, and on a packet sent
-	 * again that is the newest (after a timeout, a NAK or for an AckReq
-	 * probe): nothing follows it until it is acknowledged. UC: never
-	 * (no ACK ever comes).
+	 * last the window allows, on the end of the newest WQE of a full SQ
+	 * (no WQE can follow until an ACK frees a slot), on a credit probe,
+	 * and on a packet sent again that is the newest (after a timeout, a
+	 * NAK or for an AckReq probe): nothing follows it until it is
+	 * acknowledged. UC: never (no ACK ever comes).
 	 */
 	end = softrc_psn_add(pkt.psn, used);
 	again = softrc_psn_lt(pkt.psn, req->psn_next);
 	if (!uc &&
 	    (probe || ++req->since_ackreq >= qp->attr.ackreq_every ||
 	     (u32)softrc_psn_diff(end, req->una) >= qp->attr.max_unacked ||
+	     (req->tail - req->head >= qp->st.sq_depth &&
+	      req->cur + 1 == req->tail &&
+	      softrc_pkt_has(&pkt, SOFTRC_OPF_LAST)) ||
 	     (again && end == req->psn_next)))
 		pkt.ackreq = true;
 	if (pkt.ackreq) {
