@@ -136,4 +136,17 @@ static inline void softrc_sock_no_mc_loop(struct sock *sk, bool ipv6)
 #endif
 }
 
+/* Give back what the page fragment cache @nc holds of its page. */
+static inline void softrc_page_frag_cache_drain(struct page_frag_cache *nc)
+{
+#ifdef HAVE_PAGE_FRAG_CACHE_DRAIN
+	page_frag_cache_drain(nc);
+#else
+	if (nc->va)
+		__page_frag_cache_drain(virt_to_head_page(nc->va),
+					nc->pagecnt_bias);
+	nc->va = NULL;
+#endif
+}
+
 #endif /* SOFTRC_COMPAT_H */

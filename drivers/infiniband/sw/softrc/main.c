@@ -20,6 +20,7 @@
 #include "softrc.h"
 #include "device.h"
 #include "sock.h"
+#include "tx.h"
 #include "dump.h"
 
 #define SOFTRC_RXE_MODULE "rdma_rxe"
@@ -153,6 +154,7 @@ static void __exit softrc_exit(void)
 	softrc_debugfs_exit();
 	softrc_dev_exit();
 	softrc_net_exit();
+	softrc_tx_exit();
 	unregister_module_notifier(&softrc_module_nb);
 	pr_info("unloaded\n");
 }

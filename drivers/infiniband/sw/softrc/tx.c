@@ -22,7 +22,7 @@
  *
  * Touches: under the QP lock, the QP's path, route cache, IPv4 ID and
  * batch (qp.h), its send shadows through engine_ops.c; the CPU's page
- * fragment cache (netdev_alloc_frag); the namespace's tunnel sockets
+ * fragment caches (BH off); the namespace's tunnel sockets
  * (read once each, sock.c), and, under RCU, another device's self queue
  * and the device's multicast list.
  */
@@ -232,19 +232,58 @@ static void softrc_push_ip6(const struct softrc_path *p, struct sk_buff *skb,
 #define SOFTRC_FRAG_MIN		512
 
 /*
- * An skb with @size bytes of head. Where the head (with its
- * skb_shared_info) fits in a page it is a fragment of this CPU's page
- * fragment cache (netdev_alloc_frag(), what network drivers build
- * received skbs from), which starts a page over, as it is, once every
- * fragment carved from it has been freed: a head costs neither a slab
- * allocation nor the zeroing init_on_alloc does of every new slab object,
- * which was most of the cost of building a small packet. The cache is
- * the CPU's, not the QP's: a page of its own made each QP's first packet
- * pay for zeroing 32 KiB, a fifth of the cost of a message when 256 QPs
- * send 20 each (Documentation/performance.rst). What a packet sends is
- * all written by its builder; the rest of a reused head is never sent.
+ * The page fragment caches packets are built from, per CPU: for requests
+ * and for responses (ACKs, READ responses) apart, each with a cache of
+ * heads (sizes in whole cache lines, so every head stays aligned) and
+ * one of pad + ICRC trailers (8 bytes each). Used with BH off only
+ * (under qp->lock, or in the receive softirq), which makes a CPU's caches
+ * its own. A cache starts its page over, as it is, once every fragment
+ * carved from it has been freed, so a packet costs neither a slab
+ * allocation nor the zeroing init_on_alloc does of every new object,
+ * which was most of the cost of building a small packet. A page that
+ * runs out while one of its packets is still alive is replaced by a new,
+ * zeroed one: hence requests and responses apart, since a responder
+ * builds its response while the request it answers is alive (and a
+ * requester its next request while the response is), which would pin
+ * one shared page every time. They are the CPU's, not the QP's: a page
+ * of its own made each QP's first packet pay for zeroing 32 KiB, a fifth
+ * of the cost of a message when 256 QPs send 20 each
+ * (Documentation/performance.rst).
  */
-static struct sk_buff *softrc_skb_alloc(u32 size)
+struct softrc_tx_frags {
+	struct page_frag_cache head[2];
+	struct page_frag_cache trailer[2];
+};
+
+static DEFINE_PER_CPU(struct softrc_tx_frags, softrc_tx_frags);
+
+/* Module exit: give back the pages the caches hold (packets hold theirs). */
+void softrc_tx_exit(void)
+{
+	struct softrc_tx_frags *f;
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		f = per_cpu_ptr(&softrc_tx_frags, cpu);
+		for (i = 0; i < 2; i++) {
+			softrc_page_frag_cache_drain(&f->head[i]);
+			softrc_page_frag_cache_drain(&f->trailer[i]);
+		}
+	}
+}
+
+/* 0 for a request, 1 for a response (the caches above) */
+static unsigned int softrc_frag_role(const struct softrc_pkt *pkt)
+{
+	return !softrc_pkt_has(pkt, SOFTRC_OPF_REQ);
+}
+
+/*
+ * An skb with @size bytes of head, from the CPU's head cache for @role
+ * where it fits in a page. What a packet sends is all written by its
+ * builder; the rest of a reused head is never sent.
+ */
+static struct sk_buff *softrc_skb_alloc(u32 size, unsigned int role)
 {
 	u32 len = SKB_DATA_ALIGN(size) +
 		  SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
@@ -253,7 +292,8 @@ static struct sk_buff *softrc_skb_alloc(u32 size)
 
 	if (len > PAGE_SIZE)
 		return alloc_skb(size, GFP_ATOMIC);
-	data = netdev_alloc_frag(len);
+	data = page_frag_alloc(this_cpu_ptr(&softrc_tx_frags.head[role]), len,
+			       GFP_ATOMIC);
 	if (!data)
 		return NULL;
 	skb = build_skb(data, len);
@@ -278,7 +318,8 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp,
 	struct sk_buff *skb;
 	u32 l4len;
 
-	skb = softrc_skb_alloc(head + SOFTRC_HDRS_MAX + room);
+	skb = softrc_skb_alloc(head + SOFTRC_HDRS_MAX + room,
+			       softrc_frag_role(pkt));
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, head);
@@ -326,8 +367,7 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp,
 /*
  * Payload attached as fragments of the MR's pages (no copy; the WQE's
  * buffer stays valid until the ACK retires it, and a replay rebuilds from
- * the WQE), pad and ICRC in a fragment of the CPU's page fragment cache
- * (as the head: softrc_skb_alloc). NULL:
+ * the WQE), pad and ICRC in a fragment of the CPU's trailer cache. NULL:
  * use softrc_skb_copy; ERR_PTR(-EFAULT): the payload's memory is gone.
  */
 static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
@@ -338,6 +378,7 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
 	struct sk_buff *skb;
+	unsigned int role;
 	u8 *t = NULL;
 	int err;
 
@@ -345,9 +386,13 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
 	if (!skb)
 		return NULL;
 	err = softrc_glue_frags(qp, payload, skb);
-	/* the trailer: its fragment holds the one page reference it needs */
+	/* the trailer (pad, at most 3 bytes, and ICRC): its fragment holds
+	 * the one page reference it needs
+	 */
 	if (!err) {
-		t = netdev_alloc_frag(pad + SOFTRC_ICRC_BYTES);
+		role = softrc_frag_role(pkt);
+		t = page_frag_alloc(this_cpu_ptr(&softrc_tx_frags.trailer[role]),
+				    8, GFP_ATOMIC);
 		if (!t)
 			err = -ENOMEM;
 	}

@@ -16,5 +16,6 @@ struct softrc_eng_buf;
 int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		    const struct softrc_eng_buf *payload);
 void softrc_net_flush(struct softrc_qp *qp);
+void softrc_tx_exit(void);
 
 #endif /* SOFTRC_TX_H */
