@@ -127,10 +127,31 @@ median() {
 		      else printf "%.2f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# cm_report N R BEFORE STATUS CONNECTING CONNECTED DATA_DONE DISC DISCONNECTED
+#	DESTROYING END START: a run's phases (ms per connection) and
+# BENCH lines on stderr, its "CONNECT TEARDOWN ok|FAILED" on stdout; the
+# run fails if the resource counts are not back to BEFORE
+cm_report() {
+	local n=$1 r=$2 before=$3 status=$4 t_start=$5 t_conn=$6 t_data=$7 t_disc=$8
+	local t_discd=$9 t_destroy=${10} t_end=${11} t0=${12} after cms cmd
+	after=$(res_counts)
+	[ "$after" = "$before" ] || status=FAILED
+	cms=$(ms_per "$t_start" "$t_conn" "$n")
+	cmd=$(ms_per "$t_disc" "$t_end" "$n")
+	echo "# cm_phases_$n.$r ms/conn: connect $cms data $(ms_per "$t_conn" "$t_data" "$n")" \
+		"disc $(ms_per "$t_disc" "$t_discd" "$n") destroy $(ms_per "$t_destroy" "$t_end" "$n")" \
+		"teardown $cmd; total s $(ms_per "$t0" "$t_end" 1000)" >&2
+	echo "# cm_res_$n.$r qp cm_id before: $before, after teardown: $after" >&2
+	[ "$status" = ok ] || cms=nan cmd=nan
+	echo "BENCH $drv wire cm_connect_ms_$n $cms" >&2
+	echo "BENCH $drv wire cm_disconnect_ms_$n $cmd" >&2
+	echo "$cms $cmd $status"
+}
+
 # cm_one_cmv N R: run R of cm_verify -n N; "CONNECT TEARDOWN ok|FAILED"
 # in ms per connection, detail lines before it
 cm_one_cmv() {
-	local n=$1 r=$2 before after o=/tmp/cms.$1 status=ok cms cmd t_end
+	local n=$1 r=$2 before o=/tmp/cms.$1 status=ok t_end
 	local t0 t_conn t_ver t_disc t_discd
 	before=$(res_counts)
 	CMV_ARGS="-m $msgs -z $size" cmv_run "$n" "$o" || status=FAILED
@@ -146,18 +167,8 @@ cm_one_cmv() {
 	fi
 	grep -h '^cm_verify' "$o.cli" "$o.srv" | sed "s/^/# cm_verify_$n.$r /" >&2
 	wait_until 10 res_back "$before"
-	after=$(res_counts)
-	[ "$after" = "$before" ] || status=FAILED
-	cms=$(ms_per "$t0" "$t_conn" "$n")
-	cmd=$(ms_per "$t_disc" "$t_end" "$n")
-	echo "# cm_phases_$n.$r ms/conn: connect $cms data $(ms_per "$t_conn" "$t_ver" "$n")" \
-		"disc $(ms_per "$t_disc" "$t_discd" "$n") destroy $(ms_per "$t_discd" "$t_end" "$n")" \
-		"teardown $cmd; total s $(ms_per "$t0" "$t_end" 1000)" >&2
-	echo "# cm_res_$n.$r qp cm_id before: $before, after teardown: $after" >&2
-	[ "$status" = ok ] || cms=nan cmd=nan
-	echo "BENCH $drv wire cm_connect_ms_$n $cms" >&2
-	echo "BENCH $drv wire cm_disconnect_ms_$n $cmd" >&2
-	echo "$cms $cmd $status"
+	cm_report "$n" "$r" "$before" "$status" "$t0" "$t_conn" "$t_ver" "$t_disc" \
+		"$t_discd" "$t_discd" "$t_end" "$t0"
 }
 
 cm_one() {
@@ -171,8 +182,8 @@ cm_one() {
 # cm_one_ucma N R: run R of ucmatose -c N; "CONNECT TEARDOWN ok|FAILED"
 # in ms per connection, detail lines before it
 cm_one_ucma() {
-	local n=$1 r=$2 before after t_start t_conn t_done t_disc t_discd t_tc t_end s c
-	local status=ok cms cmd
+	local n=$1 r=$2 before t_start t_conn t_done t_disc t_discd t_tc t_end s c
+	local status=ok
 	before=$(res_counts)
 	ucma_run "$n" "$n"
 	s=/tmp/cms.$n.srv c=/tmp/cms.$n.cli
@@ -190,19 +201,9 @@ cm_one_ucma() {
 	fi
 	# the teardown is over when the counts are back where they were
 	wait_until 10 res_back "$before"
-	after=$(res_counts)
-	[ "$after" = "$before" ] || status=FAILED
 	t_start=$(at "$c" 'cmatose: connecting')
-	cms=$(ms_per "$t_start" "$t_conn" "$n")
-	cmd=$(ms_per "$t_disc" "$t_end" "$n")
-	echo "# cm_phases_$n.$r ms/conn: connect $cms data $(ms_per "$t_conn" "$t_done" "$n")" \
-		"disc $(ms_per "$t_disc" "$t_discd" "$n") destroy $(ms_per "$t_tc" "$t_end" "$n")" \
-		"teardown $cmd; total s $(ms_per "$T0" "$t_end" 1000)" >&2
-	echo "# cm_res_$n.$r qp cm_id before: $before, after teardown: $after" >&2
-	[ "$status" = ok ] || cms=nan cmd=nan
-	echo "BENCH $drv wire cm_connect_ms_$n $cms" >&2
-	echo "BENCH $drv wire cm_disconnect_ms_$n $cmd" >&2
-	echo "$cms $cmd $status"
+	cm_report "$n" "$r" "$before" "$status" "$t_start" "$t_conn" "$t_done" "$t_disc" \
+		"$t_discd" "$t_tc" "$t_end" "$T0"
 }
 
 # stats: every device's rdma statistic counters, "DEV/NAME VALUE" lines
