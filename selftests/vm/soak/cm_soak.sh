@@ -36,13 +36,14 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=selftests/verbs/topo.sh
 . "$REPO/selftests/verbs/topo.sh"
+# shellcheck source=selftests/vm/soak/verdict.sh
+. "$REPO/selftests/vm/soak/verdict.sh"
 
 MINUTES=${SOAK_CM_MINUTES:-10}
 CONNS=${SOAK_CM_CONNS:-256}
 MEMCG_KB=${SOAK_CM_MEMCG_KB:-8192}
 W=/tmp/cm_soak
 CG=
-KLOG_BAD='WARNING:|BUG:|Oops|refcount_t:|list_add corruption|list_del corruption|general protection|UBSAN|KASAN|kmemleak|soft lockup|hard LOCKUP|hung_task|blocked for more than|rcu_.*stall|Out of memory|page allocation failure'
 
 cleanup() {
 	[ -z "$CG" ] || { echo $$ >/sys/fs/cgroup/cgroup.procs; rmdir "$CG"; } 2>/dev/null
@@ -167,13 +168,8 @@ if [ "$stuck" = 0 ] && [ "$leak" = 0 ]; then
 else
 	not_ok "no stuck connection" "$stuck cycles stuck or killed, $leak with resources left over"
 fi
-# frees deferred by RCU and work items may trail: wait_until retries
-if wait_until 10 slab_grown "$W/slab.c1"; then
-	ok "kmalloc and skb slab caches did not grow from the first cycle to the last"
-else
-	slab_grown "$W/slab.c1"
-	not_ok "kmalloc and skb slab caches did not grow from the first cycle to the last"
-fi
+soak_slabs_back "$W/slab.c1" \
+	"kmalloc and skb slab caches did not grow from the first cycle to the last"
 if [ "$memcg" = 1 ]; then
 	memcg2=$(memcg_kb)
 	if [ $((memcg2 - memcg1)) -le "$MEMCG_KB" ]; then
@@ -191,19 +187,9 @@ else
 fi
 topo_down
 check "$SOFTRC_DRIVER unloads" driver_unload
-if wait_until 10 slab_grown "$W/slab.base"; then
-	ok "kmalloc and skb slab object counts back to the baseline after rmmod"
-else
-	slab_grown "$W/slab.base"
-	not_ok "kmalloc and skb slab object counts back to the baseline after rmmod"
-fi
-klog=$(dmesg | tail -n +$((klog0 + 1)) | grep -E "$KLOG_BAD")
-if [ -z "$klog" ]; then
-	ok "kernel log: no complaint in $(($(dmesg | wc -l) - klog0)) new lines"
-else
-	printf '%s\n' "$klog" | head -10 | sed 's/^/#   /'
-	not_ok "kernel log: no complaint"
-fi
+soak_slabs_back "$W/slab.base" \
+	"kmalloc and skb slab object counts back to the baseline after rmmod"
+soak_klog "$klog0"
 
 # median and max of column $1 of the times
 stat_of() {

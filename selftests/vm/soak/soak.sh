@@ -60,6 +60,8 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=selftests/verbs/topo.sh
 . "$REPO/selftests/verbs/topo.sh"
+# shellcheck source=selftests/vm/soak/verdict.sh
+. "$REPO/selftests/vm/soak/verdict.sh"
 
 MINUTES=${SOAK_MINUTES:-20}
 CONNS=${SOAK_CONNS:-64}
@@ -72,7 +74,6 @@ W=/tmp/soak
 DEVS="s0 s1 s2 s3"
 # a pair that cannot finish within its life plus this is lost (rc_verify -T)
 GRACE=240
-KLOG_BAD='WARNING:|BUG:|Oops|refcount_t:|list_add corruption|list_del corruption|general protection|UBSAN|KASAN|kmemleak|soft lockup|hard LOCKUP|hung_task|blocked for more than|rcu_.*stall|Out of memory|page allocation failure|softrc.*(overrun|cannot|refusing)'
 
 NETEM=(
 	"loss 0.1%"
@@ -109,13 +110,6 @@ dmesg -n 1
 klog0=$(dmesg | wc -l)
 
 # --- kernel-side accounting ----------------------------------------------------
-# slabs_back BASE: no cache grew by more than 256 objects and 25 %
-# (slabs, slab_grown: lib.sh; frees may trail: RCU, work items;
-# wait_until retries); the growth to $W/slab.grown
-slabs_back() {
-	slab_grown "$1" >"$W/slab.grown"
-}
-
 # resources DEV: pd/cq/qp/mr/... counts of `rdma resource show`
 resources() {
 	rdma resource show "$1" 2>/dev/null | cut -d' ' -f3-
@@ -449,21 +443,8 @@ fi
 soak_netem_clear
 topo_down
 check "softrc unloads" softrc_unload
-if wait_until 10 slabs_back "$W/slab.base"; then
-	ok "kmalloc and skb slab object counts back to the baseline"
-else
-	cat "$W/slab.grown"
-	not_ok "kmalloc and skb slab object counts back to the baseline"
-fi
-klog=$(dmesg | tail -n +$((klog0 + 1)) | grep -E "$KLOG_BAD")
-if [ -z "$klog" ]; then
-	ok "kernel log: no complaint in $(($(dmesg | wc -l) - klog0)) new lines"
-else
-	printf '%s\n' "$klog" | head -10 | sed 's/^/#   /'
-	# the first complaint with what followed it (a stall's backtrace)
-	dmesg | tail -n +$((klog0 + 1)) | grep -E -m1 -A60 "$KLOG_BAD" | sed 's/^/#   | /'
-	not_ok "kernel log: no complaint"
-fi
+soak_slabs_back "$W/slab.base" "kmalloc and skb slab object counts back to the baseline"
+soak_klog "$klog0"
 
 # --- summary -----------------------------------------------------------------------------
 gib=$(awk -v b="$(t bytes)" 'BEGIN { printf "%.2f", b / 1073741824 }')
