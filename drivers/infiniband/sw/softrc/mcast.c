@@ -10,9 +10,10 @@
  * softrc_mcast_loop() in tx.c.
  *
  * Context: attach and detach in process context, under dp->mc_lock; the
- * receive path (softirq) walks dp->mc_list under RCU. A QP leaves every
- * group before its destroy waits for RCU, so the receive path never
- * finds a QP that is gone.
+ * receive path (softirq) walks dp->mc_list under RCU and reaches a QP
+ * through its handle, which is freed only after a grace period; a QP
+ * leaves every group before it is destroyed, and a reader that finds it
+ * then fails to take a reference (qp.c, softrc_destroy_qp).
  */
 #include <linux/rculist.h>
 #include <linux/slab.h>
@@ -45,7 +46,7 @@ static struct softrc_mc_attach *softrc_mc_find(struct softrc_dp *dp,
 		if (memcmp(&mc->mgid, mgid, sizeof(*mgid)))
 			continue;
 		(*members)++;
-		if (mc->qp == qp)
+		if (mc->h == qp->h)
 			found = mc;
 	}
 	return found;
@@ -78,7 +79,6 @@ int softrc_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid)
 	if (!mc)
 		return -ENOMEM;
 	mc->mgid = *mgid;
-	mc->qp = qp;
 	mc->h = qp->h;
 
 	spin_lock_bh(&dp->mc_lock);
@@ -118,7 +118,7 @@ int softrc_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid)
 	return mc ? 0 : -EINVAL;
 }
 
-/* @qp is being destroyed: out of every group (before it waits for RCU) */
+/* @qp is being destroyed: out of every group */
 void softrc_mcast_qp_gone(struct softrc_qp *qp)
 {
 	struct softrc_dp *dp = qp->sdev->dp;
@@ -129,7 +129,7 @@ void softrc_mcast_qp_gone(struct softrc_qp *qp)
 		return;
 	spin_lock_bh(&dp->mc_lock);
 	list_for_each_entry_safe(mc, tmp, &dp->mc_list, node) {
-		if (mc->qp != qp)
+		if (mc->h != qp->h)
 			continue;
 		softrc_mc_find(dp, qp, &mc->mgid, &members);
 		softrc_mc_unlink(dp, mc, members);

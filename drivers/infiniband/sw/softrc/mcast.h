@@ -19,15 +19,14 @@ struct softrc_qp_handle;
  * struct softrc_mc_attach - one UD QP attached to one multicast group
  * @node:	in softrc_dp.mc_list (RCU for the receive path)
  * @mgid:	the group
- * @qp:		the QP (it detaches from all before it is destroyed); the
- *		receive path uses @h, which outlives its readers
- * @h:		the QP's handle (struct softrc_qp_handle)
+ * @h:		the QP's handle (struct softrc_qp_handle), which outlives
+ *		its RCU readers; the QP detaches from all before it is
+ *		destroyed
  * @rcu:	frees it after the readers
  */
 struct softrc_mc_attach {
 	struct list_head node;
 	union ib_gid mgid;
-	struct softrc_qp *qp;
 	struct softrc_qp_handle *h;
 	struct rcu_head rcu;
 };

@@ -313,7 +313,7 @@ static int softrc_qp_post_swr(struct softrc_qp *qp, struct softrc_swr *s)
 	u8 status;
 	int ret;
 
-	if (softrc_eng_sq_used(&qp->core) >= qp->sq_cap)
+	if (softrc_eng_sq_used(&qp->core) >= softrc_qp_sq_cap(qp))
 		return -ENOMEM;
 	softrc_qp_sq_unpin(qp, slot);	/* an unsignaled WQE's, at reuse */
 	status = softrc_swr_check(qp, s, softrc_qp_sq_pins(qp, slot));
@@ -416,7 +416,7 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 
 	lockdep_assert_held(&qp->lock);
 	n = min_t(u32, softrc_queue_count(qp->usq), SOFTRC_RING_BUDGET);
-	while (softrc_eng_sq_used(&qp->core) < qp->sq_cap) {
+	while (softrc_eng_sq_used(&qp->core) < softrc_qp_sq_cap(qp)) {
 		if (!n-- || !softrc_qp_pwc_room(qp)) {
 			/* budget spent with WQEs left: continue later */
 			if (softrc_queue_count(qp->usq))

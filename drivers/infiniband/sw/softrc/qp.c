@@ -530,7 +530,6 @@ static int softrc_qp_init_sq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
 	qp->sq_depth = roundup_pow_of_two(n);
 	if (qp->is_user)
 		qp->sq_depth = min_t(u32, qp->sq_depth, SOFTRC_USQ_WINDOW);
-	qp->sq_cap = min(n, qp->sq_depth);
 	qp->core_sq = kvcalloc(qp->sq_depth, sizeof(*qp->core_sq),
 			       GFP_KERNEL_ACCOUNT);
 	qp->sqs = kvcalloc(qp->sq_depth, sizeof(*qp->sqs), GFP_KERNEL_ACCOUNT);

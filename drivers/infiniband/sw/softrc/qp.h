@@ -216,8 +216,6 @@ struct softrc_tx_batch {
  * @cnt_bind:	its binding to an rdma counter, or NULL (stats.c, under
  *		the device's stats lock)
  * @sq_depth:	engine SQ slots (power of two)
- * @sq_cap:	WQEs the engine may hold: @max_send_wr, or for a user QP at
- *		most @sq_depth (its other WQEs wait in its ring)
  * @max_send_wr: usable send depth
  * @max_sge:	send SGEs per WQE
  * @max_inline:	inline bytes per WQE
@@ -274,7 +272,6 @@ struct softrc_qp {
 	struct softrc_counter_bind *cnt_bind;
 
 	u32 sq_depth;
-	u32 sq_cap;
 	u32 max_send_wr;
 	u32 max_sge;
 	u32 max_inline;
@@ -326,6 +323,15 @@ static inline u8 softrc_qp_transport(const struct softrc_qp *qp)
 		return SOFTRC_OPCODE_UD;
 	return qp->ibqp.qp_type == IB_QPT_UC ? SOFTRC_OPCODE_UC :
 					       SOFTRC_OPCODE_RC;
+}
+
+/*
+ * WQEs the engine SQ may hold: @max_send_wr, or for a user QP at most
+ * @sq_depth (its other WQEs wait in its ring).
+ */
+static inline u32 softrc_qp_sq_cap(const struct softrc_qp *qp)
+{
+	return min(qp->max_send_wr, qp->sq_depth);
 }
 
 static inline struct softrc_rwqe *softrc_qp_rwqe(struct softrc_qp *qp,

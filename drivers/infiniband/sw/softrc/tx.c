@@ -303,14 +303,15 @@ static struct sk_buff *softrc_skb_alloc(u32 size, unsigned int role)
 }
 
 /*
- * One skb with IP, UDP and RoCE headers in its head and room for @room
- * more bytes. The lengths in the IP and UDP headers already count the
- * payload, pad and ICRC, however they are added later.
+ * One skb with IP, UDP and RoCE headers in its head (from @role's cache)
+ * and room for @room more bytes. The lengths in the IP and UDP headers
+ * already count the payload, pad and ICRC, however they are added later.
  */
 static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp,
 				       const struct softrc_path *p,
 				       struct net_device *odev,
-				       const struct softrc_pkt *pkt, u32 room)
+				       const struct softrc_pkt *pkt, u32 room,
+				       unsigned int role)
 {
 	u32 l3 = p->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	u32 head = LL_RESERVED_SPACE(odev) + l3 + sizeof(struct udphdr);
@@ -318,8 +319,7 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp,
 	struct sk_buff *skb;
 	u32 l4len;
 
-	skb = softrc_skb_alloc(head + SOFTRC_HDRS_MAX + room,
-			       softrc_frag_role(pkt));
+	skb = softrc_skb_alloc(head + SOFTRC_HDRS_MAX + room, role);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, head);
@@ -346,7 +346,8 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp,
 	struct sk_buff *skb;
 	u8 *t;
 
-	skb = softrc_skb_hdrs(qp, p, odev, pkt, plen + pad + SOFTRC_ICRC_BYTES);
+	skb = softrc_skb_hdrs(qp, p, odev, pkt, plen + pad + SOFTRC_ICRC_BYTES,
+			      softrc_frag_role(pkt));
 	if (!skb)
 		return NULL;
 	if (plen) {
@@ -377,12 +378,12 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
 					const struct softrc_eng_buf *payload)
 {
 	u32 plen = pkt->payload_len, pad = softrc_padcnt(plen);
+	unsigned int role = softrc_frag_role(pkt);
 	struct sk_buff *skb;
-	unsigned int role;
 	u8 *t = NULL;
 	int err;
 
-	skb = softrc_skb_hdrs(qp, p, odev, pkt, 0);
+	skb = softrc_skb_hdrs(qp, p, odev, pkt, 0, role);
 	if (!skb)
 		return NULL;
 	err = softrc_glue_frags(qp, payload, skb);
@@ -390,7 +391,6 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
 	 * the one page reference it needs
 	 */
 	if (!err) {
-		role = softrc_frag_role(pkt);
 		t = page_frag_alloc(this_cpu_ptr(&softrc_tx_frags.trailer[role]),
 				    8, GFP_ATOMIC);
 		if (!t)
