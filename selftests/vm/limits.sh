@@ -158,9 +158,9 @@ qpmem_returns() {
 	local out per back pcp=/proc/sys/vm/percpu_pagelist_high_fraction
 	local old try
 	old=$(cat $pcp)
-	# memory freed elsewhere while the QPs are made (on the debug
-	# kernel, KASAN's quarantine draining) can make them look free or
-	# cheaper than nothing: such a figure is measured again, twice at most
+	# memory freed elsewhere while the QPs are made can make them look
+	# free or cheaper than nothing: such a figure is measured again,
+	# twice at most
 	for try in 1 2 3; do
 		out=$("$REPO/tools/bench/qpmem" s0 256 2>&1) || { echo "$out"; return 1; }
 		echo "$out"
@@ -170,7 +170,15 @@ qpmem_returns() {
 	[ "$per" -gt 0 ] && [ "$back" -ge $((per * 256 * 15 / 16)) ] &&
 		[ "$(cat $pcp)" = "$old" ]
 }
-check "qpmem: 256 QPs' kernel memory comes back after destroy" qpmem_returns
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	# the debug kernel (make check-debug): KASAN's quarantine keeps freed
+	# objects a while, so MemFree neither drops nor comes back in step
+	# (6.1: -63232 bytes a QP; 6.12: 85 % back); kmemleak checks for
+	# leaks there, after the suites (run_all.sh)
+	ok "qpmem: 256 QPs' kernel memory comes back after destroy # SKIP KASAN quarantine on the debug kernel; kmemleak checks leaks"
+else
+	check "qpmem: 256 QPs' kernel memory comes back after destroy" qpmem_returns
+fi
 
 # --- F3: user rings that never stop filling ----------------------------------
 if [ "$(nproc)" -ge 2 ]; then
