@@ -673,7 +673,10 @@ extern const char *const softrc_eng_resp_state_names[SOFTRC_RESP_NR];
  * @rd_out:	READ/ATOMIC WQEs started and not yet answered
  * @since_ackreq: packets sent since the last AckReq
  * @tail_unreq:	the newest PSN sent went without AckReq: the peer will
- *		not acknowledge it until a later request asks
+ *		not acknowledge it until a later request asks (not the same
+ *		as @ackreq_psn short of @psn_next - 1: an older packet sent
+ *		again with AckReq moves @ackreq_psn back, while the newest
+ *		one's AckReq still stands)
  * @tx_since_arm: a request went out since the AckReq probe timer was set
  * @ackreq_psn:	the last PSN of the newest packet sent with AckReq: while
  *		it is unacknowledged, an ACK is on its way and the probe waits
