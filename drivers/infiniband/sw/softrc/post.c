@@ -4,8 +4,9 @@
  * post_recv; the user SQ and RQ rings of the rxe ABI (the doorbell pulls
  * the SQ; a user RQ or an SRQ feeds the engine one WQE at a time as
  * requests arrive; in ERROR the user RQ flushes); and the TX run that
- * ends every engine call under the QP lock (softrc_qp_run_tx, and the TX
- * tasklet that continues it).
+ * ends every engine call under the QP lock (softrc_qp_run_tx, or
+ * softrc_qp_run_tx_answer after a request's receive, and the TX tasklet
+ * that continues them).
  *
  * Context: post_send and post_recv run in process context, possibly with
  * hard IRQs off (ib_mad; see softrc_qp_lock_post()); the TX tasklet in
@@ -189,7 +190,11 @@ static bool softrc_qp_lock_post(struct softrc_qp *qp)
 		spin_lock(&qp->lock);
 		return false;
 	}
-	spin_lock_bh(&qp->lock);
+	if (!spin_trylock_bh(&qp->lock)) {
+		/* another context runs this QP: counted, it should be rare */
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_post_lock_waits);
+		spin_lock_bh(&qp->lock);
+	}
 	return true;
 }
 
@@ -444,18 +449,19 @@ static void softrc_qp_pull_usq(struct softrc_qp *qp)
 }
 
 /*
- * Pull the user SQ and let the engine transmit, up to the budget: in RTS
- * requests and responses; in SQD the same, with the engine draining (the
- * WQEs already started finish, SQD_DRAINED follows); in RTR/SQE
- * responses only (READ responses are paced through here).
+ * Pull the user SQ (if @pull) and let the engine transmit, up to the
+ * budget: in RTS requests and responses; in SQD the same, with the engine
+ * draining (the WQEs already started finish, SQD_DRAINED follows); in
+ * RTR/SQE responses only (READ responses are paced through here).
  * Return: the engine's steps; SOFTRC_TX_BUDGET means it has more to send.
  */
-static u32 softrc_qp_tx_engine(struct softrc_qp *qp)
+static u32 softrc_qp_tx_engine(struct softrc_qp *qp, bool pull)
 {
 	u32 n;
 
-	if (qp->usq && (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD ||
-			qp->state == IB_QPS_ERR))
+	if (pull && qp->usq &&
+	    (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD ||
+	     qp->state == IB_QPS_ERR))
 		softrc_qp_pull_usq(qp);
 	/* ERROR: user RQ WQEs posted since (or left by a bounded flush) */
 	if (qp->state == IB_QPS_ERR)
@@ -477,6 +483,14 @@ static u32 softrc_qp_tx_engine(struct softrc_qp *qp)
 	}
 }
 
+static void softrc_qp_tx(struct softrc_qp *qp, bool pull)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!qp->dying && softrc_qp_tx_engine(qp, pull) >= SOFTRC_TX_BUDGET)
+		tasklet_schedule(&qp->tx_task);
+	softrc_net_flush(qp);
+}
+
 /*
  * End of every engine call under the QP lock: transmit what the engine
  * has (the tasklet continues a full budget), then send the batch this
@@ -484,10 +498,30 @@ static u32 softrc_qp_tx_engine(struct softrc_qp *qp)
  */
 void softrc_qp_run_tx(struct softrc_qp *qp)
 {
-	lockdep_assert_held(&qp->lock);
-	if (!qp->dying && softrc_qp_tx_engine(qp) >= SOFTRC_TX_BUDGET)
-		tasklet_schedule(&qp->tx_task);
-	softrc_net_flush(qp);
+	softrc_qp_tx(qp, true);
+}
+
+/*
+ * The same at the end of a request's receive in RTS (rx.c), except that
+ * the user SQ ring is left to its doorbell: the responder's answer and
+ * what the engine already holds go out, no WQE is taken from the ring.
+ * In a ping-pong the peer's request is what its application waited for,
+ * and its next WQE is in the ring a moment later, its doorbell spinning
+ * on this lock; pulled here, that WQE would be sent by this CPU while the
+ * poster's CPU waits (Documentation/softrc.rst, "The doorbell").
+ *
+ * No WQE is stranded: every WQE user space writes is followed by its
+ * doorbell (the rxe ABI's POST_SEND command), which pulls what the engine
+ * has room for. Room that opens later opens on a response (an RC WQE
+ * retires on its ACK or response, whose receive pulls), on a timer,
+ * or in a transmit that completes WQEs as it sends them (UD, UC, local
+ * operations): one that frees a full engine SQ has taken a step per WQE,
+ * a whole budget (SOFTRC_TX_BUDGET >= the engine SQ of a user QP), and
+ * so has scheduled the TX tasklet, which pulls.
+ */
+void softrc_qp_run_tx_answer(struct softrc_qp *qp)
+{
+	softrc_qp_tx(qp, qp->state != IB_QPS_RTS);
 }
 
 void softrc_qp_tx_task(struct tasklet_struct *t)

@@ -32,6 +32,7 @@ int softrc_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 void softrc_qp_rq_refill(struct softrc_qp *qp);
 void softrc_qp_flush_user_rq(struct softrc_qp *qp);
 void softrc_qp_run_tx(struct softrc_qp *qp);
+void softrc_qp_run_tx_answer(struct softrc_qp *qp);
 void softrc_qp_resched(struct softrc_qp *qp);
 
 /* the TX tasklet (tasklet_setup() at creation) */

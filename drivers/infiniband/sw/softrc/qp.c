@@ -54,6 +54,8 @@
  * Documentation/softrc.rst, "Memory of a QP".
  */
 #define SOFTRC_USQ_WINDOW	64
+/* a transmit that empties a full window spends its budget (post.c) */
+static_assert(SOFTRC_USQ_WINDOW <= SOFTRC_TX_BUDGET);
 #define SOFTRC_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 				 IB_ACCESS_MW_BIND | SOFTRC_QP_ACCESS_FLUSH)

@@ -15,7 +15,9 @@
  *  - softrc_rx_encap_rcv: softirq (the UDP socket's encap_rcv), under
  *    RCU; finds the device in its namespace's RCU list and the QP in the
  *    device's QPN xarray (RCU + reference), then runs the engine under the
- *    QP lock, flushes the coalesced ACK and lets the requester transmit.
+ *    QP lock, flushes the coalesced ACK and lets the requester transmit
+ *    (after a request, only what the engine holds: the user SQ ring is
+ *    left to its doorbell, post.c).
  *  - softrc_rx_self_task: tasklet (softirq), the same receive path for the
  *    packets softrc devices of one namespace send to each other (or a
  *    device to itself), which never enter the IP stack (tx.c queues them).
@@ -154,7 +156,10 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct softrc_rx *rx)
 		softrc_eng_rx(&qp->core, pkt, rx, softrc_now());
 		rx->qp = NULL;
 		softrc_eng_rx_flush(&qp->core);
-		softrc_qp_run_tx(qp);
+		if (softrc_pkt_has(pkt, SOFTRC_OPF_REQ))
+			softrc_qp_run_tx_answer(qp);
+		else
+			softrc_qp_run_tx(qp);
 	}
 	spin_unlock(&qp->lock);
 	softrc_qp_drain_comps(qp);

@@ -38,6 +38,7 @@
 	X(tx_mem_errors)	/* payload memory unreadable at TX */	\
 	X(tx_self)		/* to a device of this netns, not via IP */ \
 	X(tx_batches)		/* GSO batches of 2+ packets sent */	\
+	X(post_lock_waits)	/* a post found its QP's lock taken */	\
 	X(rx_mem_errors)	/* payload memory unwritable at RX */	\
 	X(cq_overruns)		/* CQs that overran (now in error) */	\
 	X(cq_wc_dropped)	/* completions lost to a CQ in error */
