@@ -622,6 +622,53 @@ TEST(resp_ack_and_nak_held_behind_read_response)
 	EXPECT_EQ(5258, t.tx[64].psn);
 }
 
+/* softrc_eng_rx_flush_ack(): only a plain ACK is handed to the glue */
+TEST(resp_flush_ack_hands_over_a_plain_ack)
+{
+	struct softrc_pkt ack, p;
+	struct ct t;
+	int calls = 0;
+
+	ct_init(&t, NULL);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, true, 8);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5001, 8, true, 8);
+	ASSERT_TRUE(softrc_eng_rx_flush_ack(&t.qp, &ack));
+	EXPECT_EQ(0, t.ntx);			/* not through ops->xmit */
+	EXPECT_EQ(SOFTRC_OP_ACKNOWLEDGE, ack.opcode);
+	EXPECT_EQ(SOFTRC_AETH_ACK, ack.syndrome & 0xe0);
+	EXPECT_EQ(5001, ack.psn);
+	EXPECT_EQ(2, ack.msn);
+	EXPECT_EQ(1, t.qp.cnt.acks_sent);	/* counted as sent */
+	EXPECT_EQ(1, t.qp.cnt.tx_pkts);
+	EXPECT_FALSE(softrc_eng_rx_flush_ack(&t.qp, &ack));	/* owed once */
+	EXPECT_EQ(0, t.ntx);
+
+	/* a sequence NAK still goes out through ops->xmit, at once */
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5005, 8, true, 8);
+	EXPECT_FALSE(softrc_eng_rx_flush_ack(&t.qp, &ack));
+	ASSERT_EQ(1, t.ntx);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_PSN_SEQ_ERR, 5002));
+
+	/* behind a queued READ response the ACK waits its turn */
+	ct_init_pmtu(&t, 256);
+	rx_read(&t, 5000, 0, 64 * 256);
+	p = ct_req(SOFTRC_OP_RDMA_WRITE_ONLY, 5064, 8, true);
+	p.dma_len = 8;
+	ct_rx(&t, &p, 0);
+	EXPECT_FALSE(softrc_eng_rx_flush_ack(&t.qp, &ack));
+	EXPECT_EQ(16, t.ntx);
+	ASSERT_TRUE(drain(&t, 16, NULL, &calls));
+	ASSERT_EQ(65, t.ntx);
+	EXPECT_EQ(SOFTRC_OP_ACKNOWLEDGE, t.tx[64].opcode);
+	EXPECT_EQ(5064, t.tx[64].psn);
+
+	/* nothing in ERROR */
+	ct_init(&t, NULL);
+	ct_rx_req(&t, SOFTRC_OP_RDMA_WRITE_ONLY, 5000, 8, true, 8);
+	softrc_eng_set_error(&t.qp);
+	EXPECT_FALSE(softrc_eng_rx_flush_ack(&t.qp, &ack));
+}
+
 TEST(resp_error_stops_pending_responses)
 {
 	struct ct t;

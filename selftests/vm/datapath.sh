@@ -222,14 +222,18 @@ check "rdma statistic: still no bad ICRC on either end" bash -c \
 
 # --- the doorbell (Documentation/softrc.rst, "The doorbell") ------------------
 # in a ping-pong the receive path of the peer's WRITE leaves the poster's
-# new WQE to its doorbell; when it pulled it, every other post found the
-# QP lock taken while the other CPU sent the poster's WQE
+# new WQE to its doorbell and sends its ACK after the lock; when it pulled
+# the WQE, every other post found the QP lock taken while the other CPU
+# sent the poster's WQE, and one in five while it built the ACK
 waits0=$(counter sl post_lock_waits)
+retx0=$(counter sl retransmits)
 check "doorbell: ib_write_lat loopback 2 B x 1000" run_pair "" "" 120 \
 	ib_write_lat -d sl -x "$GL" -s 2 -n 1000 -F -u 18 -- \
 	ib_write_lat -d sl -x "$GL" -s 2 -n 1000 -F -u 18 127.0.0.1
 waits=$(( $(counter sl post_lock_waits) - waits0 ))
-check "doorbell: under a third of the 2000 posts found the QP lock taken (got $waits)" \
-	test "$waits" -lt 667
+check "doorbell: under one in 20 of the 2000 posts found the QP lock taken (got $waits)" \
+	test "$waits" -lt 100
+check "doorbell: no retransmission meanwhile (retransmits $retx0 -> $(counter sl retransmits))" \
+	test "$(counter sl retransmits)" = "$retx0"
 
 ktap_finish

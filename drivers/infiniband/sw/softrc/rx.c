@@ -17,7 +17,8 @@
  *    device's QPN xarray (RCU + reference), then runs the engine under the
  *    QP lock, flushes the coalesced ACK and lets the requester transmit
  *    (after a request, only what the engine holds: the user SQ ring is
- *    left to its doorbell, post.c).
+ *    left to its doorbell, post.c); a request's plain ACK is built and
+ *    sent after the lock, once the completions are handed over (tx.c).
  *  - softrc_rx_self_task: tasklet (softirq), the same receive path for the
  *    packets softrc devices of one namespace send to each other (or a
  *    device to itself), which never enter the IP stack (tx.c queues them).
@@ -41,6 +42,7 @@
 #include "post.h"
 #include "deliver.h"
 #include "rx.h"
+#include "tx.h"
 #include "sock.h"
 #include "mcast.h"
 #include "icrc_skb.h"
@@ -125,7 +127,9 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct softrc_rx *rx)
 	const struct softrc_pkt *pkt = &rx->pkt;
 	struct softrc_dev *sdev = qp->sdev;
 	enum softrc_dev_counter drop;
+	struct softrc_net_ack ack;
 	int status = rx->status;
+	bool acked = false;
 
 	spin_lock(&qp->lock);
 	if (!softrc_qp_rx_ok(qp))
@@ -155,14 +159,21 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct softrc_rx *rx)
 		rx->qp = qp;
 		softrc_eng_rx(&qp->core, pkt, rx, softrc_now());
 		rx->qp = NULL;
-		softrc_eng_rx_flush(&qp->core);
-		if (softrc_pkt_has(pkt, SOFTRC_OPF_REQ))
+		if (softrc_pkt_has(pkt, SOFTRC_OPF_REQ)) {
+			/* a plain ACK leaves after the lock (tx.c) */
+			acked = softrc_eng_rx_flush_ack(&qp->core, &ack.pkt);
 			softrc_qp_run_tx_answer(qp);
-		else
+			if (acked)
+				softrc_net_ack_take(qp, &ack);
+		} else {
+			softrc_eng_rx_flush(&qp->core);
 			softrc_qp_run_tx(qp);
+		}
 	}
 	spin_unlock(&qp->lock);
 	softrc_qp_drain_comps(qp);
+	if (acked)
+		softrc_net_ack_send(qp, &ack);
 }
 
 /*

@@ -187,8 +187,8 @@ static void softrc_push_udp(const struct softrc_path *p, struct sk_buff *skb,
 	uh->check = 0;
 }
 
-static void softrc_push_ip4(struct softrc_qp *qp, const struct softrc_path *p,
-			    struct sk_buff *skb, u32 l4len)
+static void softrc_push_ip4(const struct softrc_path *p, struct sk_buff *skb,
+			    u32 l4len, u16 *ip_id)
 {
 	struct iphdr *iph = skb_push(skb, sizeof(*iph));
 
@@ -207,7 +207,7 @@ static void softrc_push_ip4(struct softrc_qp *qp, const struct softrc_path *p,
 	 * Before the ICRC: the IPv4 ID is not masked by it. Consecutive per
 	 * QP, as a connected socket's: a batch's segments get head's ID + i.
 	 */
-	iph->id = htons(qp->tx_ip_id++);
+	iph->id = htons((*ip_id)++);
 	skb->protocol = htons(ETH_P_IP);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 }
@@ -306,12 +306,12 @@ static struct sk_buff *softrc_skb_alloc(u32 size, unsigned int role)
  * One skb with IP, UDP and RoCE headers in its head (from @role's cache)
  * and room for @room more bytes. The lengths in the IP and UDP headers
  * already count the payload, pad and ICRC, however they are added later.
+ * An IPv4 packet takes its ID from *@ip_id (the QP's sequence).
  */
-static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp,
-				       const struct softrc_path *p,
+static struct sk_buff *softrc_skb_hdrs(const struct softrc_path *p,
 				       struct net_device *odev,
 				       const struct softrc_pkt *pkt, u32 room,
-				       unsigned int role)
+				       unsigned int role, u16 *ip_id)
 {
 	u32 l3 = p->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	u32 head = LL_RESERVED_SPACE(odev) + l3 + sizeof(struct udphdr);
@@ -331,7 +331,7 @@ static struct sk_buff *softrc_skb_hdrs(struct softrc_qp *qp,
 	if (p->ipv6)
 		softrc_push_ip6(p, skb, l4len);
 	else
-		softrc_push_ip4(qp, p, skb, l4len);
+		softrc_push_ip4(p, skb, l4len, ip_id);
 	return skb;
 }
 
@@ -346,8 +346,8 @@ static struct sk_buff *softrc_skb_copy(struct softrc_qp *qp,
 	struct sk_buff *skb;
 	u8 *t;
 
-	skb = softrc_skb_hdrs(qp, p, odev, pkt, plen + pad + SOFTRC_ICRC_BYTES,
-			      softrc_frag_role(pkt));
+	skb = softrc_skb_hdrs(p, odev, pkt, plen + pad + SOFTRC_ICRC_BYTES,
+			      softrc_frag_role(pkt), &qp->tx_ip_id);
 	if (!skb)
 		return NULL;
 	if (plen) {
@@ -383,7 +383,7 @@ static struct sk_buff *softrc_skb_frags(struct softrc_qp *qp,
 	u8 *t = NULL;
 	int err;
 
-	skb = softrc_skb_hdrs(qp, p, odev, pkt, 0, role);
+	skb = softrc_skb_hdrs(p, odev, pkt, 0, role, &qp->tx_ip_id);
 	if (!skb)
 		return NULL;
 	err = softrc_glue_frags(qp, payload, skb);
@@ -471,27 +471,42 @@ static void softrc_mcast_loop(struct softrc_qp *qp, const struct softrc_path *p,
 	rcu_read_unlock();
 }
 
+/*
+ * The softrc device of this namespace that owns @p's destination address
+ * (@sdev itself for a path to its own address), or NULL (counted).
+ * Caller in RCU.
+ */
+static struct softrc_dev *softrc_local_dev(struct softrc_dev *sdev,
+					   const struct softrc_path *p,
+					   struct net *net)
+{
+	struct in6_addr daddr = {};
+	struct softrc_dev *to;
+
+	if (softrc_to_self(p))
+		return sdev;
+	if (p->ipv6)
+		daddr = p->daddr.v6;
+	else
+		daddr.s6_addr32[3] = p->daddr.v4;
+	to = softrc_net_addr_dev(sdev->dp->snet, net, p->ipv6, &daddr);
+	if (!to)
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
+	return to;
+}
+
 /* Build @pkt of @qp and queue it to the local device owning its daddr. */
 static int softrc_local_xmit(struct softrc_qp *qp, const struct softrc_path *p,
 			     struct net *net, const struct softrc_pkt *pkt,
 			     const struct softrc_eng_buf *payload)
 {
-	struct softrc_dev *sdev = qp->sdev, *to = sdev;
-	struct in6_addr daddr = {};
+	struct softrc_dev *sdev = qp->sdev, *to;
 	struct sk_buff *skb;
 	int err = 0;
 
 	rcu_read_lock();
-	if (!softrc_to_self(p)) {
-		if (p->ipv6)
-			daddr = p->daddr.v6;
-		else
-			daddr.s6_addr32[3] = p->daddr.v4;
-		to = softrc_net_addr_dev(sdev->dp->snet, net, p->ipv6, &daddr);
-	}
-	if (!to) {
-		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
-	} else {
+	to = softrc_local_dev(sdev, p, net);
+	if (to) {
 		skb = softrc_skb_build(qp, p, to->ndev, pkt, payload);
 		if (IS_ERR(skb))
 			err = PTR_ERR(skb);
@@ -667,4 +682,122 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 	if (ud)
 		softrc_net_flush(qp);
 	return 0;
+}
+
+/*
+ * The receive path's ACK, sent after the QP lock (rx.c). The engine hands
+ * a plain coalesced ACK over instead of sending it
+ * (softrc_eng_rx_flush_ack()); softrc_net_ack_take() fixes under the lock
+ * what it needs of the QP: its path, its IPv4 ID (the next of the QP's
+ * sequence: the batch is empty by then, so no batch skips it) and its
+ * route, from the QP's route cache, as any packet's. softrc_net_ack_send()
+ * builds and sends it once the lock is dropped and the burst's
+ * completions are handed over, so neither a post spinning on the lock nor
+ * the application waiting for the completion waits for the ACK's skb,
+ * headers, ICRC and IP output.
+ *
+ * The ACK may leave after packets another CPU sends for the QP meanwhile:
+ * requests of the other direction are no concern of it, and a later
+ * response acknowledges everything before it, so the late ACK is a stale
+ * duplicate the requester drops (IBTA 9.7.5.1.1; rxe's and softrc's
+ * completers drop ACKs older than their oldest outstanding PSN). Reordering
+ * across CPUs is possible anyway: a veth hands each packet to the receive
+ * queue of the CPU that sent it.
+ */
+
+/**
+ * softrc_net_ack_take() - prepare @a, whose @a->pkt the engine filled
+ * @qp:		the RC QP, lock held, batch sent (softrc_qp_run_tx*)
+ * @a:		the ACK
+ */
+void softrc_net_ack_take(struct softrc_qp *qp, struct softrc_net_ack *a)
+{
+	struct softrc_dev *sdev = qp->sdev;
+	struct net *net = dev_net(sdev->ndev);
+	const struct softrc_path *p = &qp->av;
+	struct socket *sock;
+	struct dst_entry *dst;
+
+	lockdep_assert_held(&qp->lock);
+	WARN_ON_ONCE(qp->tx_batch.head);
+	a->path = *p;
+	a->ip_id = qp->tx_ip_id++;
+	a->dst = NULL;
+	a->sk = NULL;
+	a->local = softrc_to_self(p);
+	if (a->local)
+		return;
+	sock = p->ipv6 ? READ_ONCE(sdev->dp->snet->sock6) :
+			 READ_ONCE(sdev->dp->snet->sock4);
+	if (!sock) {
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
+		return;
+	}
+	dst = p->ipv6 ? softrc_route6(qp, p, net, sock->sk, &qp->dst_cache) :
+			softrc_route4(qp, p, net, &qp->dst_cache);
+	if (!dst) {
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
+		return;
+	}
+	if (softrc_route_local(p, dst)) {
+		dst_release(dst);
+		a->local = true;
+		return;
+	}
+	a->dst = dst;
+	a->sk = sock->sk;
+}
+
+/* @a as a packet for @odev: headers and ICRC, no payload. */
+static struct sk_buff *softrc_skb_ack(struct softrc_net_ack *a,
+				      struct net_device *odev)
+{
+	struct sk_buff *skb;
+
+	skb = softrc_skb_hdrs(&a->path, odev, &a->pkt, SOFTRC_ICRC_BYTES,
+			      softrc_frag_role(&a->pkt), &a->ip_id);
+	if (!skb)
+		return NULL;
+	skb_put(skb, SOFTRC_ICRC_BYTES);
+	softrc_icrc_tx(skb, a->path.ipv6);
+	return skb;
+}
+
+/**
+ * softrc_net_ack_send() - build and send @a, taken by softrc_net_ack_take()
+ * @qp:		its QP (a reference held), lock not held
+ * @a:		the ACK
+ *
+ * Context: softirq (the receive path), in RCU, which keeps the tunnel
+ * socket and a local device found alive.
+ */
+void softrc_net_ack_send(struct softrc_qp *qp, struct softrc_net_ack *a)
+{
+	struct softrc_dev *sdev = qp->sdev, *to;
+	struct net *net = dev_net(sdev->ndev);
+	struct sk_buff *skb;
+	int err;
+
+	if (a->local) {
+		to = softrc_local_dev(sdev, &a->path, net);
+		skb = to ? softrc_skb_ack(a, to->ndev) : NULL;
+		if (skb)
+			softrc_self_xmit(sdev, to, skb);
+		else if (to)
+			softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_alloc);
+		return;
+	}
+	if (!a->dst)
+		return;		/* no route: counted at take */
+	skb = softrc_skb_ack(a, a->dst->dev);
+	if (!skb) {
+		dst_release(a->dst);
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_alloc);
+		return;
+	}
+	skb->ip_summed = CHECKSUM_NONE;
+	skb_dst_set(skb, a->dst);
+	err = softrc_ip_out(net, a->sk, skb);
+	if (unlikely(net_xmit_eval(err)))	/* a macro: @err once */
+		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_xmit);
 }

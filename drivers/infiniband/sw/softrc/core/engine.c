@@ -238,6 +238,20 @@ void softrc_eng_rx_flush(struct softrc_eng_qp *qp)
 		softrc_eng_resp_flush(qp);
 }
 
+/*
+ * softrc_eng_rx_flush(), except that a coalesced ACK with nothing before
+ * it (no NAK held, no response queued) is not sent but written to @ack,
+ * counted as sent, for the glue to send itself: after its lock, so that
+ * the completions of the burst are handed over first.
+ * Return: true if @ack holds an ACK to send.
+ */
+bool softrc_eng_rx_flush_ack(struct softrc_eng_qp *qp, struct softrc_pkt *ack)
+{
+	if (qp->state == SOFTRC_QPS_ERROR)
+		return false;
+	return softrc_eng_resp_take_ack(qp, ack);
+}
+
 void softrc_eng_timer_set(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
 			  u64 deadline)
 {

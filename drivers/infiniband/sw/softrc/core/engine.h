@@ -42,6 +42,8 @@
  *                                is valid: NAK invalid request if it is the
  *                                expected request, else drop
  *   softrc_eng_rx_flush()        end of an RX burst: send the coalesced ACK
+ *   softrc_eng_rx_flush_ack()    the same, but a plain coalesced ACK is
+ *                                handed to the caller to send later
  *   softrc_eng_timer()           a timer armed through ops->timer expired
  *   softrc_eng_set_error()       the glue moves the QP to ERROR
  *   softrc_eng_release()         drop every pin the engine holds (before
@@ -867,6 +869,7 @@ void softrc_eng_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
 void softrc_eng_rx_invalid(struct softrc_eng_qp *qp,
 			   const struct softrc_pkt *pkt);
 void softrc_eng_rx_flush(struct softrc_eng_qp *qp);
+bool softrc_eng_rx_flush_ack(struct softrc_eng_qp *qp, struct softrc_pkt *ack);
 void softrc_eng_timer(struct softrc_eng_qp *qp, enum softrc_eng_timer_id id,
 		      u64 now);
 void softrc_eng_set_error(struct softrc_eng_qp *qp);

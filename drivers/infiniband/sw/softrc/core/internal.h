@@ -45,6 +45,7 @@ u32 softrc_eng_wqe_npkts(const struct softrc_eng_send_wr *wr, u32 pmtu);
 void softrc_eng_resp_rx(struct softrc_eng_qp *qp, const struct softrc_pkt *pkt,
 			void *rx);
 void softrc_eng_resp_flush(struct softrc_eng_qp *qp);
+bool softrc_eng_resp_take_ack(struct softrc_eng_qp *qp, struct softrc_pkt *ack);
 void softrc_eng_resp_invalid(struct softrc_eng_qp *qp,
 			     const struct softrc_pkt *pkt);
 u8 softrc_eng_credit_code(u32 wqes);

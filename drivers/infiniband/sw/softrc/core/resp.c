@@ -231,6 +231,30 @@ void softrc_eng_resp_flush(struct softrc_eng_qp *qp)
 	softrc_eng_resp_send_ctl(qp);
 }
 
+/*
+ * The coalesced ACK into @ack instead of out through ops->xmit, when it
+ * is all there is to send (no fatal or sequence NAK held, no response
+ * queued); anything else is flushed as softrc_eng_resp_flush() does.
+ * The ACK counts as sent: the glue sends it.
+ */
+bool softrc_eng_resp_take_ack(struct softrc_eng_qp *qp, struct softrc_pkt *ack)
+{
+	struct softrc_eng_resp *resp = &qp->resp;
+
+	if (resp->rd_pend || resp->fatal_held || resp->nak_held ||
+	    !resp->ack_pending) {
+		softrc_eng_resp_flush(qp);
+		return false;
+	}
+	resp->ack_held = false;
+	resp->ack_pending = false;
+	qp->cnt.acks_sent++;
+	qp->cnt.tx_pkts++;
+	softrc_eng_resp_pkt_init(qp, ack, SOFTRC_OP_ACKNOWLEDGE,
+				 softrc_psn_add(resp->epsn, SOFTRC_PSN_MASK));
+	return true;
+}
+
 /* A sequence-error or RNR NAK for epsn, in PSN order. */
 static void softrc_resp_nak_epsn(struct softrc_eng_qp *qp, u8 syndrome)
 {
