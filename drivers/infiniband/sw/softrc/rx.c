@@ -163,8 +163,10 @@ static void softrc_rx_qp(struct softrc_qp *qp, struct softrc_rx *rx)
 			/* a plain ACK leaves after the lock (tx.c) */
 			acked = softrc_eng_rx_flush_ack(&qp->core, &ack.pkt);
 			softrc_qp_run_tx_answer(qp);
-			if (acked)
+			if (acked) {
 				softrc_net_ack_take(qp, &ack);
+				trace_softrc_pkt_tx(qp, &ack.pkt);
+			}
 		} else {
 			softrc_eng_rx_flush(&qp->core);
 			softrc_qp_run_tx(qp);
