@@ -620,6 +620,32 @@ static void softrc_batch_add(struct softrc_qp *qp, struct sk_buff *skb,
 }
 
 /*
+ * The route of @p (through @cache, as softrc_route4/6) and, in *@sk, the
+ * tunnel socket it leaves through, read once; NULL if either is missing
+ * (counted).
+ */
+static struct dst_entry *softrc_route(struct softrc_qp *qp,
+				      const struct softrc_path *p,
+				      struct net *net, struct dst_cache *cache,
+				      struct sock **sk)
+{
+	struct softrc_net *snet = qp->sdev->dp->snet;
+	struct dst_entry *dst = NULL;
+	struct socket *sock;
+
+	sock = p->ipv6 ? READ_ONCE(snet->sock6) : READ_ONCE(snet->sock4);
+	if (sock)
+		dst = p->ipv6 ? softrc_route6(qp, p, net, sock->sk, cache) :
+				softrc_route4(qp, p, net, cache);
+	if (!dst) {
+		softrc_dev_count(qp->sdev, SOFTRC_DEVCNT_tx_drop_route);
+		return NULL;
+	}
+	*sk = sock->sk;
+	return dst;
+}
+
+/*
  * Build and send one packet of @qp (engine xmit callback). The tunnel
  * socket is read once: a namespace going away clears snet->sock4/6
  * (softrc_net_close, sock.c), and the batch keeps the socket it was
@@ -633,15 +659,13 @@ static void softrc_batch_add(struct softrc_qp *qp, struct sk_buff *skb,
 int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		    const struct softrc_eng_buf *payload)
 {
-	struct softrc_dev *sdev = qp->sdev;
-	struct softrc_net *snet = sdev->dp->snet;
-	struct net *net = dev_net(sdev->ndev);
+	struct net *net = dev_net(qp->sdev->ndev);
 	bool ud = softrc_qp_is_ud(qp);
 	const struct softrc_path *p;
 	struct dst_cache *cache;
-	struct socket *sock;
 	struct sk_buff *skb;
 	struct dst_entry *dst;
+	struct sock *sk;
 
 	lockdep_assert_held(&qp->lock);
 	/* a UD message goes where its WR's address handle said (at post) */
@@ -651,17 +675,9 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		return softrc_local_xmit(qp, p, net, pkt, payload);
 	if (ud && softrc_path_is_mcast(p))
 		softrc_mcast_loop(qp, p, pkt, payload);
-	sock = p->ipv6 ? READ_ONCE(snet->sock6) : READ_ONCE(snet->sock4);
-	if (!sock) {
-		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
+	dst = softrc_route(qp, p, net, cache, &sk);
+	if (!dst)
 		return 0;
-	}
-	dst = p->ipv6 ? softrc_route6(qp, p, net, sock->sk, cache) :
-			softrc_route4(qp, p, net, cache);
-	if (!dst) {
-		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
-		return 0;
-	}
 	if (softrc_route_local(p, dst)) {
 		dst_release(dst);
 		return softrc_local_xmit(qp, p, net, pkt, payload);
@@ -674,7 +690,7 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
 		return PTR_ERR_OR_ZERO(skb);
 	}
 	skb->ip_summed = CHECKSUM_NONE;
-	softrc_batch_add(qp, skb, dst, sock->sk);
+	softrc_batch_add(qp, skb, dst, sk);
 	/*
 	 * A batch takes its head's neighbour: datagrams to different hosts
 	 * may share a route, so each leaves on its own.
@@ -712,10 +728,8 @@ int softrc_net_xmit(struct softrc_qp *qp, const struct softrc_pkt *pkt,
  */
 void softrc_net_ack_take(struct softrc_qp *qp, struct softrc_net_ack *a)
 {
-	struct softrc_dev *sdev = qp->sdev;
-	struct net *net = dev_net(sdev->ndev);
+	struct net *net = dev_net(qp->sdev->ndev);
 	const struct softrc_path *p = &qp->av;
-	struct socket *sock;
 	struct dst_entry *dst;
 
 	lockdep_assert_held(&qp->lock);
@@ -727,25 +741,13 @@ void softrc_net_ack_take(struct softrc_qp *qp, struct softrc_net_ack *a)
 	a->local = softrc_to_self(p);
 	if (a->local)
 		return;
-	sock = p->ipv6 ? READ_ONCE(sdev->dp->snet->sock6) :
-			 READ_ONCE(sdev->dp->snet->sock4);
-	if (!sock) {
-		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
-		return;
-	}
-	dst = p->ipv6 ? softrc_route6(qp, p, net, sock->sk, &qp->dst_cache) :
-			softrc_route4(qp, p, net, &qp->dst_cache);
-	if (!dst) {
-		softrc_dev_count(sdev, SOFTRC_DEVCNT_tx_drop_route);
-		return;
-	}
-	if (softrc_route_local(p, dst)) {
+	dst = softrc_route(qp, p, net, &qp->dst_cache, &a->sk);
+	if (dst && softrc_route_local(p, dst)) {
 		dst_release(dst);
 		a->local = true;
 		return;
 	}
 	a->dst = dst;
-	a->sk = sock->sk;
 }
 
 /* @a as a packet for @odev: headers and ICRC, no payload. */
