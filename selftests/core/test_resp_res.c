@@ -240,6 +240,58 @@ TEST(resp_max_dest_rd_atomic_change_releases)
 }
 
 /*
+ * New resource storage (a larger max_dest_rd_atomic, allocated by the
+ * driver at modify): the old storage is left behind with no pin and no
+ * reference, so the caller may free it; duplicates of requests answered
+ * from it are dropped; the new storage serves as many READs as @nres.
+ */
+TEST(resp_set_resources_moves_to_new_storage)
+{
+	struct softrc_eng_rd_res big[8];
+	u32 i;
+	struct ct t;
+
+	ct_init(&t, NULL);
+	rx_read_at(&t, 5000, 0x10000, 8);
+	ASSERT_EQ(1, t.qp.resp.res_live);
+	EXPECT_EQ(1, t.pins);
+	/* more than the storage holds: refused, nothing changed */
+	EXPECT_EQ(SOFTRC_E_INVAL,
+		  softrc_eng_set_resources(&t.qp, big, 8, 9));
+	EXPECT_EQ(1, t.qp.resp.res_live);
+	EXPECT_TRUE(t.qp.st.res == t.res);
+
+	memset(big, 0xa5, sizeof(big));
+	ASSERT_EQ(0, softrc_eng_set_resources(&t.qp, big, 8, 8));
+	EXPECT_EQ(0, t.qp.resp.res_live);
+	EXPECT_EQ(0, t.pins);
+	EXPECT_EQ(8, t.qp.st.res_cap);
+	/* the old storage is the caller's again: scribble over it */
+	memset(t.res, 0x5a, sizeof(t.res));
+
+	t.ntx = 0;
+	rx_read_at(&t, 5000, 0x10000, 8);	/* its resource went */
+	EXPECT_EQ(0, t.ntx);
+	EXPECT_EQ(1, t.qp.cnt.drop_too_old);
+	for (i = 1; i <= 8; i++)
+		rx_read_at(&t, 5000 + i, 0x10000, 8);
+	EXPECT_EQ(8, t.qp.resp.res_live);
+	EXPECT_EQ(8, t.ntx);
+	EXPECT_FALSE(t.errored);
+	/* the oldest of the eight, again: answered from the new storage */
+	rx_read_at(&t, 5001, 0x10000, 8);
+	EXPECT_EQ(9, t.ntx);
+	EXPECT_EQ(5001, t.tx[8].psn);
+	EXPECT_FALSE(t.errored);
+
+	/* no storage at all: READ is an invalid request */
+	ASSERT_EQ(0, softrc_eng_set_resources(&t.qp, NULL, 0, 0));
+	EXPECT_EQ(0, t.pins);
+	rx_read_at(&t, 5009, 0x10000, 8);
+	EXPECT_TRUE(last_is_nak(&t, SOFTRC_NAK_INVALID_REQ, 5009));
+}
+
+/*
  * More READ/ATOMICs than max_dest_rd_atomic (4) outstanding: a fifth one
  * arrives while the first's response has not gone out completely, so the
  * requester cannot have it. NAK invalid request, after the four owed

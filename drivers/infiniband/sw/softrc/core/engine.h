@@ -73,7 +73,8 @@
  *  - keep each WQE's SGEs beside the ring slot the post calls return;
  *    payload is named by (slot, byte offset) or (R_Key, VA);
  *  - give max_dest_rd_atomic (storage.nres at init, later
- *    softrc_eng_set_max_dest_rd_atomic()) >= the peer's max_rd_atomic:
+ *    softrc_eng_set_max_dest_rd_atomic(), or softrc_eng_set_resources()
+ *    with larger storage) >= the peer's max_rd_atomic:
  *    a READ/ATOMIC that would recycle a resource whose response has not
  *    gone out once is NAKed invalid request, and other excess lets
  *    duplicate READ/ATOMICs find no saved resource (dropped; a new one
@@ -562,7 +563,8 @@ struct softrc_eng_attr {
  * @res:	responder resources, @res_cap entries
  * @nres:	max_dest_rd_atomic: resources in use (0: READ and ATOMIC are
  *		invalid requests); softrc_eng_set_max_dest_rd_atomic()
- *		changes it later
+ *		changes it later, softrc_eng_set_resources() with new
+ *		storage
  * @res_cap:	entries of @res (0: @nres); bounds @nres
  */
 struct softrc_eng_storage {
@@ -889,6 +891,8 @@ u32 softrc_eng_tx(struct softrc_eng_qp *qp, u64 now, u32 budget);
 
 /* resp_res.c */
 int softrc_eng_set_max_dest_rd_atomic(struct softrc_eng_qp *qp, u32 nres);
+int softrc_eng_set_resources(struct softrc_eng_qp *qp,
+			     struct softrc_eng_rd_res *res, u32 cap, u32 nres);
 u32 softrc_eng_tx_resp(struct softrc_eng_qp *qp, u32 budget);
 
 /*

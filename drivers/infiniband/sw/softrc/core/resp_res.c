@@ -182,10 +182,37 @@ static u32 softrc_resp_res_alloc(struct softrc_eng_qp *qp)
 	return i;
 }
 
+/**
+ * softrc_eng_set_resources() - give the responder new resource storage
+ * @qp:		the QP
+ * @res:	@cap entries, which the engine clears
+ * @cap:	entries of @res
+ * @nres:	max_dest_rd_atomic from now on, at most @cap
+ *
+ * Every resource is released first (its pin dropped, queued responses
+ * abandoned, later duplicates of them dropped, as rxe does when
+ * max_dest_rd_atomic changes), so the engine keeps no reference into
+ * the old storage and the caller may free it once this returns.
+ * Return: 0, or SOFTRC_E_INVAL (nothing changed) if @nres > @cap.
+ */
+int softrc_eng_set_resources(struct softrc_eng_qp *qp,
+			     struct softrc_eng_rd_res *res, u32 cap, u32 nres)
+{
+	if (nres > cap)
+		return SOFTRC_E_INVAL;
+	softrc_eng_resp_res_release_all(qp);
+	if (cap)
+		memset(res, 0, sizeof(*res) * cap);
+	qp->st.res = res;
+	qp->st.res_cap = cap;
+	qp->st.nres = nres;
+	qp->resp.res_next = 0;
+	return 0;
+}
+
 /*
- * max_dest_rd_atomic changed (modify_qp): every resource is released
- * (queued responses abandoned, later duplicates of them dropped, as rxe
- * does); at most the storage's res_cap.
+ * max_dest_rd_atomic changed (modify_qp) within the storage's res_cap:
+ * every resource is released, as by softrc_eng_set_resources().
  */
 int softrc_eng_set_max_dest_rd_atomic(struct softrc_eng_qp *qp, u32 nres)
 {
@@ -193,10 +220,7 @@ int softrc_eng_set_max_dest_rd_atomic(struct softrc_eng_qp *qp, u32 nres)
 		return SOFTRC_E_INVAL;
 	if (nres == qp->st.nres)
 		return 0;
-	softrc_eng_resp_res_release_all(qp);
-	qp->resp.res_next = 0;
-	qp->st.nres = nres;
-	return 0;
+	return softrc_eng_set_resources(qp, qp->st.res, qp->st.res_cap, nres);
 }
 
 /* READ response packets (PSNs) for @len bytes; 1 for a zero-length READ. */
