@@ -26,6 +26,12 @@
  *			SECS for IBV_EVENT_DEVICE_FATAL (the device is
  *			removed meanwhile), then verbs fail and it exits
  *   udata		an extended QUERY_DEVICE with zeroed driver data works
+ *   resgrow		responder resources follow max_dest_rd_atomic (the
+ *			QP's debugfs dump, mounted, says how many): none at
+ *			create, 1 at an RTR with 1, 16 after RESET and an RTR
+ *			with 16, 32 after an SQD -> SQD modify to 32 (16 live
+ *			ones released), 4 of the 32 after one to 4; READs to
+ *			itself at each step, every byte checked
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -421,6 +427,197 @@ static void test_overrun(void)
 	ibv_dealloc_pd(pd);
 }
 
+/* ---- responder resources ------------------------------------------ */
+
+#define RG_MAX		32		/* READs posted at once, at most */
+#define RG_LEN		(8 * 1024)	/* 8 packets: 16 READs fill the window */
+
+/*
+ * Post @n signaled READs of RG_LEN: READ i copies the i-th slice of the
+ * MR's upper half into the i-th slice of its lower half.
+ */
+static int post_reads(struct ibv_qp *qp, struct ibv_mr *mr, int n)
+{
+	uint8_t *base = mr->addr;
+
+	for (int i = 0; i < n; i++) {
+		struct ibv_sge sge = {
+			(uintptr_t)(base + (size_t)i * RG_LEN), RG_LEN, mr->lkey,
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = {
+				(uintptr_t)(base + (size_t)(RG_MAX + i) * RG_LEN),
+				mr->rkey,
+			},
+		}, *bad;
+		int err = ibv_post_send(qp, &wr, &bad);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Reap @n completions within 60 s. Return: how many succeeded. */
+static int reap_ok(struct ibv_cq *cq, int n)
+{
+	double end = now() + 60.0 * time_scale();
+	int got = 0, good = 0, k;
+	struct ibv_wc wc[8];
+
+	while (got < n && now() < end) {
+		k = ibv_poll_cq(cq, 8, wc);
+		if (k < 0)
+			break;
+		for (int i = 0; i < k; i++)
+			good += wc[i].status == IBV_WC_SUCCESS;
+		got += k;
+		if (!k)
+			usleep(1000);
+	}
+	return good;
+}
+
+/*
+ * The responder's resources in use and allocated, from the QP's debugfs
+ * dump ([responder_resources] nres, res_cap). Return: 0, or -1.
+ */
+static int dbg_res(struct ibv_qp *qp, unsigned int *nres, unsigned int *cap)
+{
+	char path[256], line[128];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/softrc/%s/qp/%u",
+		 ibv_get_device_name(ctx->device), qp->qp_num);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		found += sscanf(line, "nres: %u", nres) == 1;
+		found += sscanf(line, "res_cap: %u", cap) == 1;
+	}
+	fclose(f);
+	return found == 2 ? 0 : -1;
+}
+
+/* Move a QP to @st with @mask's attributes of @a. */
+static int rg_modify(struct ibv_qp *qp, enum ibv_qp_state st,
+		     struct ibv_qp_attr *a, int mask)
+{
+	a->qp_state = st;
+	return ibv_modify_qp(qp, a, IBV_QP_STATE | mask);
+}
+
+/* SQD -> SQD with both rd_atomic values @n, back to RTS. */
+static int rg_sqd_set(struct ibv_qp *qp, int n)
+{
+	struct ibv_qp_attr a = { .max_rd_atomic = n, .max_dest_rd_atomic = n };
+
+	return rg_modify(qp, IBV_QPS_SQD, &a, 0) ||
+	       rg_modify(qp, IBV_QPS_SQD, &a, IBV_QP_MAX_QP_RD_ATOMIC |
+			 IBV_QP_MAX_DEST_RD_ATOMIC) ||
+	       rg_modify(qp, IBV_QPS_RTS, &a, 0);
+}
+
+/*
+ * @n READs of RG_LEN in flight, every byte checked, and the responder's
+ * resources as debugfs shows them: @nres in use, @cap allocated.
+ */
+static void rg_reads(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr,
+		     int n, unsigned int nres, unsigned int cap)
+{
+	unsigned int dn = 0, dc = 0;
+	uint8_t *buf = mr->addr;
+	size_t half = RG_MAX * (size_t)RG_LEN;
+	int good, err;
+
+	memset(buf, 0, half);
+	err = dbg_res(qp, &dn, &dc);
+	ok(!err && dn == nres && dc == cap,
+	   "resgrow: debugfs: nres %u, res_cap %u (want %u, %u)",
+	   dn, dc, nres, cap);
+	ok(!post_reads(qp, mr, n), "resgrow: post %d READs of %d KiB", n,
+	   RG_LEN / 1024);
+	good = reap_ok(cq, n);
+	ok(good == n, "resgrow: %d of %d READs succeed", good, n);
+	ok(!memcmp(buf, buf + half, n * (size_t)RG_LEN),
+	   "resgrow: every byte of the %d READs is right", n);
+}
+
+static void test_resgrow(void)
+{
+	size_t len = 2 * RG_MAX * (size_t)RG_LEN;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa = {};
+	struct rc_conn c;
+	union ibv_gid gid;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	unsigned int dn = 1, dc = 1;
+	uint8_t *buf;
+	int gidx, err;
+
+	buf = calloc(1, len);
+	pd = ibv_alloc_pd(ctx);
+	mr = buf && pd ? ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_READ) : NULL;
+	cq = ibv_create_cq(ctx, 2 * RG_MAX, NULL, NULL, 0);
+	if (!ok(mr && cq, "resgrow: PD, MR, CQ"))
+		return;
+	for (size_t i = len / 2; i < len; i++)
+		buf[i] = (uint8_t)(i * 7 + (i >> 13));
+	ia = (struct ibv_qp_init_attr){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = RG_MAX, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	qp = ibv_create_qp(pd, &ia);
+	if (!ok(qp && !find_gid4(&gidx, &gid), "resgrow: QP and an IPv4 GID"))
+		return;
+	err = dbg_res(qp, &dn, &dc);
+	ok(!err && !dn && !dc,
+	   "resgrow: debugfs: a new QP has no responder resources (%u, %u)",
+	   dn, dc);
+	c = (struct rc_conn){
+		.access = IBV_ACCESS_REMOTE_READ, .mtu = IBV_MTU_1024,
+		.dqpn = qp->qp_num, .dgid = gid, .sgid_index = gidx,
+		.rd_atomic = 1, .min_rnr_timer = 1, .timeout = timeout_exp(14),
+		.retry_cnt = 7, .rnr_retry = 7,
+	};
+	if (!ok(!rc_qp_to_rts(qp, &c), "resgrow: QP connected to itself, rd_atomic 1"))
+		return;
+	rg_reads(qp, cq, mr, 16, 1, 1);
+
+	/* RESET keeps the storage; an RTR with 16 grows it */
+	c.rd_atomic = 16;
+	c.sq_psn = c.rq_psn = 1000;
+	ok(!rg_modify(qp, IBV_QPS_RESET, &qa, 0) && !rc_qp_to_rts(qp, &c),
+	   "resgrow: RESET, then RTR with max_dest_rd_atomic 16, RTS");
+	rg_reads(qp, cq, mr, 16, 16, 16);
+
+	/* SQD -> SQD to 32 while 16 resources are live: they are released */
+	ok(!rg_sqd_set(qp, 32), "resgrow: RTS -> SQD -> SQD (32) -> RTS");
+	memset(&qa, 0, sizeof(qa));
+	err = ibv_query_qp(qp, &qa, IBV_QP_MAX_DEST_RD_ATOMIC, &ia);
+	ok(!err && qa.max_dest_rd_atomic == 32,
+	   "resgrow: query_qp says max_dest_rd_atomic 32 (%u)",
+	   qa.max_dest_rd_atomic);
+	rg_reads(qp, cq, mr, 32, 32, 32);
+
+	/* down to 4: the storage stays, 4 of it in use */
+	ok(!rg_sqd_set(qp, 4), "resgrow: RTS -> SQD -> SQD (4) -> RTS");
+	rg_reads(qp, cq, mr, 16, 4, 32);
+
+	ok(!ibv_destroy_qp(qp) && !ibv_destroy_cq(cq) && !ibv_dereg_mr(mr) &&
+	   !ibv_dealloc_pd(pd), "resgrow: destroy QP, CQ, MR, PD");
+	free(buf);
+}
+
 /* ---- caps ---------------------------------------------------------- */
 
 /* Allocate until failure; 0 on the errno expected at exactly @max. */
@@ -698,6 +895,8 @@ int main(int argc, char **argv)
 		test_hold(argc > 3 ? atoi(argv[3]) : 30);
 	else if (!strcmp(argv[2], "udata"))
 		test_udata();
+	else if (!strcmp(argv[2], "resgrow"))
+		test_resgrow();
 	else
 		ok(false, "unknown section %s", argv[2]);
 	ibv_close_device(ctx);

@@ -17,6 +17,10 @@
 #   overrun: completions into a full CQ: one CQ_ERR, one QP_FATAL, the QP
 #     in ERROR, the losses counted (cq_overruns, cq_wc_dropped)
 #   udata: QUERY_DEVICE_EX with zeroed driver data
+#   resgrow: responder resources are allocated by max_dest_rd_atomic at
+#     modify, not at create (the QP's debugfs dump shows them): none at
+#     create, then 1, 16 (RESET and a new RTR), 32 (SQD -> SQD with 16
+#     live), 4 of 32; READs of a QP to itself at each step, bytes checked
 #   srq: selftests/verbs/kmod/softrc_srq_test.ko, a kernel ULP whose
 #     SRQ limit event handler posts to the QP at once (H4: the event is no
 #     longer dispatched under that QP's lock), then ib_drain_qp() on that
@@ -148,6 +152,10 @@ fi
 section "overrun: one CQ_ERR, one QP_FATAL, QP in ERROR, later completions dropped" "$LIMITS" s0 overrun
 check "overrun: counted (cq_overruns >= 1, cq_wc_dropped >= 3)" \
 	bash -c '[ "$(counter s0 cq_overruns)" -ge 1 ] && [ "$(counter s0 cq_wc_dropped)" -ge 3 ]'
+
+# --- responder resources follow max_dest_rd_atomic ---------------------------
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+section "resgrow: responder resources follow max_dest_rd_atomic (0, 1, 16, 32, 4)" "$LIMITS" s0 resgrow
 
 # --- QP memory: what 256 RC QPs take, they give back ------------------------
 # tools/bench/qpmem (make bench's per-QP figure): the kernel's share of the

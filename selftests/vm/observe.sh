@@ -138,6 +138,11 @@ p1=$(printf '%s\n' "$out" | sed -n 's/^req.psn_next=//p')
 check "debugfs: [req] psn_next moves between two reads" \
 	wait_until 20 bash -c "[ \"\$($OBS debugfs $f $QPN | sed -n 's/^req.psn_next=//p')\" != '$p1' ]"
 check "debugfs: [qp] ib_state is rts" bash -c "printf '%s\n' '$out' | grep -qx 'qp.ib_state=rts'"
+# responder resources are allocated by max_dest_rd_atomic at RTR, not
+# at create: perftest's WRITE test gives 1 (softrc's maximum is 128)
+check "debugfs: [responder_resources] the WRITE QP has the 1 resource it asked for" \
+	bash -c "printf '%s\n' '$out' | grep -qx 'responder_resources.nres=1' &&
+		printf '%s\n' '$out' | grep -qx 'responder_resources.res_cap=1'"
 check "debugfs: [counters] has every engine counter" \
 	bash -c "printf '%s\n' '$out' | grep -q '^counters.retransmits=' && printf '%s\n' '$out' | grep -q '^counters.uc_drop_msgs='"
 

@@ -170,7 +170,7 @@ static int softrc_qp_core_reset(struct softrc_qp *qp)
 		.rq_depth = qp->rq_depth,
 		.res = qp->core_res,
 		.nres = qp->attr.max_dest_rd_atomic,
-		.res_cap = SOFTRC_MAX_RD_ATOMIC,
+		.res_cap = qp->core_res_cap,
 	};
 
 	lockdep_assert_held(&qp->lock);
@@ -215,7 +215,7 @@ static void softrc_qp_core_apply(struct softrc_qp *qp, int mask,
 		mod.mask |= SOFTRC_MODIFY_RETRY_CNT;
 	if (mask & IB_QP_RNR_RETRY)
 		mod.mask |= SOFTRC_MODIFY_RNR_RETRY;
-	/* checked against SOFTRC_MAX_RD_ATOMIC = res_cap: cannot fail */
+	/* within core_res_cap (softrc_qp_res_grow): cannot fail */
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		mod.mask |= SOFTRC_MODIFY_MAX_DEST_RD_ATOMIC;
 	softrc_eng_modify(&qp->core, &mod);
@@ -385,10 +385,58 @@ static void softrc_qp_transition(struct softrc_qp *qp, int mask,
 	}
 }
 
+/*
+ * Responder resources are allocated when max_dest_rd_atomic asks for
+ * them (INIT to RTR, or later), not at create: UD, UC and the GSI QP
+ * never answer a READ or an ATOMIC, and a WRITE/SEND-only RC QP (perftest
+ * gives 1) needs one slot, not SOFTRC_MAX_RD_ATOMIC. The storage only
+ * grows: a smaller value keeps it (the engine uses the first entries).
+ * Process context, before the QP lock: returns new zeroed storage for
+ * softrc_qp_res_grow(), NULL if what the QP has is enough, or an
+ * ERR_PTR.
+ */
+static struct softrc_eng_rd_res *
+softrc_qp_res_alloc(struct softrc_qp *qp, const struct ib_qp_attr *attr,
+		    int mask)
+{
+	struct softrc_eng_rd_res *res;
+
+	if (!(mask & IB_QP_MAX_DEST_RD_ATOMIC) ||
+	    attr->max_dest_rd_atomic <= READ_ONCE(qp->core_res_cap))
+		return NULL;
+	res = kvcalloc(attr->max_dest_rd_atomic, sizeof(*res),
+		       GFP_KERNEL_ACCOUNT);
+	return res ?: ERR_PTR(-ENOMEM);
+}
+
+/*
+ * Under the QP lock, once the modify is known to go ahead: move the
+ * engine to the storage softrc_qp_res_alloc() made, if it is still
+ * larger (another modify may have grown it meanwhile). Every resource is
+ * released first. Returns the storage for the caller to free after the
+ * lock: the old one, or @res itself when unused.
+ */
+static struct softrc_eng_rd_res *
+softrc_qp_res_grow(struct softrc_qp *qp, struct softrc_eng_rd_res *res,
+		   u32 n)
+{
+	struct softrc_eng_rd_res *old = qp->core_res;
+
+	lockdep_assert_held(&qp->lock);
+	if (!res || n <= qp->core_res_cap)
+		return res;
+	/* n <= cap: cannot fail */
+	WARN_ON_ONCE(softrc_eng_set_resources(&qp->core, res, n, n));
+	qp->core_res = res;
+	WRITE_ONCE(qp->core_res_cap, n);
+	return old;
+}
+
 int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		     int mask, struct ib_udata *udata)
 {
 	struct softrc_qp *qp = to_sqp(ibqp);
+	struct softrc_eng_rd_res *res;
 	enum ib_qp_state cur, new;
 	struct softrc_path av;
 	int err;
@@ -403,6 +451,9 @@ int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		if (err)
 			return err;
 	}
+	res = softrc_qp_res_alloc(qp, attr, mask);
+	if (IS_ERR(res))
+		return PTR_ERR(res);
 
 	spin_lock_bh(&qp->lock);
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
@@ -416,6 +467,7 @@ int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		err = -EINVAL;
 		goto out;
 	}
+	res = softrc_qp_res_grow(qp, res, attr->max_dest_rd_atomic);
 	softrc_qp_save_attr(qp, attr, mask);
 	if (mask & IB_QP_AV) {
 		qp->av = av;
@@ -429,6 +481,7 @@ int softrc_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	softrc_qp_run_tx(qp);
 out:
 	spin_unlock_bh(&qp->lock);
+	kvfree(res);
 	softrc_qp_drain_comps(qp);
 	return err;
 }
@@ -701,12 +754,6 @@ int softrc_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = softrc_qp_init_rq(qp, init);
 	if (!err)
 		err = softrc_qp_init_pwc(qp);
-	if (!err) {
-		qp->core_res = kvcalloc(SOFTRC_MAX_RD_ATOMIC,
-					sizeof(*qp->core_res), GFP_KERNEL_ACCOUNT);
-		if (!qp->core_res)
-			err = -ENOMEM;
-	}
 	if (err)
 		goto err_free;
 

@@ -211,7 +211,9 @@ struct softrc_tx_batch {
  * @core:	the protocol engine's QP
  * @core_sq:	engine SQ storage, @sq_depth slots
  * @core_rq:	engine RQ storage, @rq_depth slots
- * @core_res:	responder resources
+ * @core_res:	responder resources, @core_res_cap of them (none until a
+ *		modify sets max_dest_rd_atomic: softrc_qp_res_alloc())
+ * @core_res_cap: entries of @core_res (written under @lock)
  * @stats_node:	in the device's list of live QPs (stats.c)
  * @cnt_bind:	its binding to an rdma counter, or NULL (stats.c, under
  *		the device's stats lock)
@@ -268,6 +270,7 @@ struct softrc_qp {
 	struct softrc_eng_send_wqe *core_sq;
 	struct softrc_eng_recv_wqe *core_rq;
 	struct softrc_eng_rd_res *core_res;
+	u32 core_res_cap;
 	struct list_head stats_node;
 	struct softrc_counter_bind *cnt_bind;
 
