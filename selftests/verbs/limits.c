@@ -344,6 +344,28 @@ static int find_gid4(int *index, union ibv_gid *gid)
 	return -1;
 }
 
+/*
+ * Connect RC @qp to itself over the first IPv4-mapped RoCE v2 GID with
+ * @access and @rd_atomic both ways; *@c keeps the connection for a later
+ * RESET and reconnect. Return: 0, or -1.
+ */
+static int self_connect(struct ibv_qp *qp, int access, uint8_t rd_atomic,
+			struct rc_conn *c)
+{
+	union ibv_gid gid;
+	int gidx;
+
+	if (find_gid4(&gidx, &gid))
+		return -1;
+	*c = (struct rc_conn){
+		.access = access, .mtu = IBV_MTU_1024,
+		.dqpn = qp->qp_num, .dgid = gid, .sgid_index = gidx,
+		.rd_atomic = rd_atomic, .min_rnr_timer = 1,
+		.timeout = timeout_exp(14), .retry_cnt = 7, .rnr_retry = 7,
+	};
+	return rc_qp_to_rts(qp, c) ? -1 : 0;
+}
+
 static int post_write(struct ibv_qp *qp, struct ibv_mr *mr, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -364,12 +386,11 @@ static int post_write(struct ibv_qp *qp, struct ibv_mr *mr, int n)
 static void test_overrun(void)
 {
 	static char buf[4096];
-	int counts[64] = {}, total, gidx = 0;
+	int counts[64] = {}, total;
 	struct ibv_qp_init_attr ia = {};
 	struct ibv_qp_attr qa;
 	struct ibv_cq *cq, *rcq;
 	struct rc_conn c = {};
-	union ibv_gid gid;
 	struct ibv_wc wc[8];
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
@@ -390,15 +411,8 @@ static void test_overrun(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	qp = ibv_create_qp(pd, &ia);
-	if (!ok(qp && !find_gid4(&gidx, &gid), "overrun: QP and an IPv4 GID"))
-		return;
-	c = (struct rc_conn){
-		.access = IBV_ACCESS_REMOTE_WRITE, .mtu = IBV_MTU_1024,
-		.dqpn = qp->qp_num, .dgid = gid, .sgid_index = gidx,
-		.rd_atomic = 1, .min_rnr_timer = 1, .timeout = timeout_exp(14),
-		.retry_cnt = 7, .rnr_retry = 7,
-	};
-	if (!ok(!rc_qp_to_rts(qp, &c), "overrun: QP connected to itself, RTS"))
+	if (!ok(qp && !self_connect(qp, IBV_ACCESS_REMOTE_WRITE, 1, &c),
+		"overrun: a QP connected to itself, RTS"))
 		return;
 	ok(!post_write(qp, mr, 4), "overrun: post 4 signaled RDMA WRITEs");
 	total = count_events(3000, counts, 64);
@@ -553,14 +567,13 @@ static void test_resgrow(void)
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp_attr qa = {};
 	struct rc_conn c;
-	union ibv_gid gid;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	unsigned int dn = 1, dc = 1;
 	uint8_t *buf;
-	int gidx, err;
+	int err;
 
 	buf = calloc(1, len);
 	pd = ibv_alloc_pd(ctx);
@@ -577,19 +590,14 @@ static void test_resgrow(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	qp = ibv_create_qp(pd, &ia);
-	if (!ok(qp && !find_gid4(&gidx, &gid), "resgrow: QP and an IPv4 GID"))
+	if (!ok(qp, "resgrow: a QP"))
 		return;
 	err = dbg_res(qp, &dn, &dc);
 	ok(!err && !dn && !dc,
 	   "resgrow: debugfs: a new QP has no responder resources (%u, %u)",
 	   dn, dc);
-	c = (struct rc_conn){
-		.access = IBV_ACCESS_REMOTE_READ, .mtu = IBV_MTU_1024,
-		.dqpn = qp->qp_num, .dgid = gid, .sgid_index = gidx,
-		.rd_atomic = 1, .min_rnr_timer = 1, .timeout = timeout_exp(14),
-		.retry_cnt = 7, .rnr_retry = 7,
-	};
-	if (!ok(!rc_qp_to_rts(qp, &c), "resgrow: QP connected to itself, rd_atomic 1"))
+	if (!ok(!self_connect(qp, IBV_ACCESS_REMOTE_READ, 1, &c),
+		"resgrow: the QP connected to itself, rd_atomic 1"))
 		return;
 	rg_reads(qp, cq, mr, 16, 1, 1);
 
