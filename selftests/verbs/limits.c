@@ -477,7 +477,7 @@ static int post_reads(struct ibv_qp *qp, struct ibv_mr *mr, int n)
 /* Reap @n completions within 60 s. Return: how many succeeded. */
 static int reap_ok(struct ibv_cq *cq, int n)
 {
-	double end = now() + 60.0 * time_scale();
+	double end = now() + tmo(60);
 	int got = 0, good = 0, k;
 	struct ibv_wc wc[8];
 

@@ -211,13 +211,12 @@ int softrc_eng_set_resources(struct softrc_eng_qp *qp,
 }
 
 /*
- * max_dest_rd_atomic changed (modify_qp) within the storage's res_cap:
- * every resource is released, as by softrc_eng_set_resources().
+ * max_dest_rd_atomic changed (modify_qp) within the storage's res_cap
+ * (above it: SOFTRC_E_INVAL, nothing changed): every resource is
+ * released, as by softrc_eng_set_resources().
  */
 int softrc_eng_set_max_dest_rd_atomic(struct softrc_eng_qp *qp, u32 nres)
 {
-	if (nres > qp->st.res_cap)
-		return SOFTRC_E_INVAL;
 	if (nres == qp->st.nres)
 		return 0;
 	return softrc_eng_set_resources(qp, qp->st.res, qp->st.res_cap, nres);
