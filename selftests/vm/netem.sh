@@ -3,8 +3,9 @@
 #
 # Recovery under a lossy wire: selftests/verbs/rc_verify with `tc netem`
 # on both veth ends, first `loss 1%`, then `loss 5% reorder 10% duplicate
-# 1% delay 1ms`. All data and every CQE must still be correct, and the
-# driver's retransmit counter (rdma statistic) must have moved.
+# 1% delay 1ms`, then `corrupt 2%`. All data and every CQE must still be
+# correct, and the driver's retransmit counter (rdma statistic) must have
+# moved; with corruption, softrc's rx_bad_icrc too.
 # SOFTRC_DRIVER=softrc|rxe; SOFTRC_TEST_SCALE multiplies the op counts.
 #
 # Topology (selftests/verbs/topo.sh, wire):
@@ -56,6 +57,26 @@ rc_pair "loss 5% reorder 10% duplicate 1% delay 1ms: rc_verify $n ops up to 256 
 	-n $n -S 12 -u "$ack" -M 262144 -T 150
 after=$(retx_total)
 check "loss 5% ...: $RETX went up ($before -> $after)" test "$after" -gt "$before"
+
+# Flipped bits, which only the ICRC catches (the UDP checksum is 0). At
+# MTU 256 a payload is copied into the packet's linear part, where netem
+# corrupts, so most flips land in payload: each such packet must be
+# dropped (softrc counts it in rx_bad_icrc), never placed, and recovered
+# like a lost one; rc_verify checks every byte.
+bad_icrc() {
+	echo $(($(counter "$DEV_A" rx_bad_icrc || echo 0) + $(counter "$DEV_B" rx_bad_icrc || echo 0)))
+}
+before=$(retx_total)
+[ "$SOFTRC_DRIVER" = softrc ] && bad0=$(bad_icrc)
+netem_set corrupt 2%
+rc_pair "corrupt 2%, mtu 256: rc_verify $n ops up to 64 KiB, all data correct" \
+	-n $n -S 14 -u "$ack" -m 256 -M 65536 -T 150
+after=$(retx_total)
+check "corrupt 2%: $RETX went up ($before -> $after)" test "$after" -gt "$before"
+if [ "$SOFTRC_DRIVER" = softrc ]; then
+	bad1=$(bad_icrc)
+	check "corrupt 2%: rx_bad_icrc went up ($bad0 -> $bad1)" test "$bad1" -gt "$bad0"
+fi
 netem_clear
 echo "# $DEV_A: $(rdma statistic show link "$DEV_A/1" | cut -d' ' -f3-)"
 echo "# $DEV_B: $(rdma statistic show link "$DEV_B/1" | cut -d' ' -f3-)"
