@@ -173,8 +173,11 @@ softrc_deps() {
 		modprobe ip6_udp_tunnel
 }
 
+# SOFTRC_KO_PARAMS: module parameters for every load (tools/bench/bench.sh
+# BENCH_KO_PARAMS), e.g. "icrc_impl=fold"
 softrc_load() {
-	softrc_deps && insmod "$SOFTRC_KO"
+	# shellcheck disable=SC2086 # one word a parameter
+	softrc_deps && insmod "$SOFTRC_KO" ${SOFTRC_KO_PARAMS:-}
 }
 
 softrc_loaded() {

@@ -53,6 +53,11 @@
 # where wall-time runs differ by a factor of two. It is the measure for
 # an A/B of two builds; it has no write_lat row (see guest.sh), and it
 # counts instructions, not cycles (a string copy once per repetition).
+# BENCH_KO_PARAMS="icrc_impl=fold ..." loads every softrc module with
+# those parameters: under icount the load-time timing picks the CRC and
+# copy of real hardware (pclmul, memcpy: an instruction each), so an
+# icount A/B of what TCG in wall time runs (the fold, the word copy)
+# forces them.
 # SOFTRC_KVER=SERIES (make bench KVER=SERIES) boots that kernel series for
 # both drivers, softrc from build/SERIES/mod (make KVER=SERIES) and that
 # kernel's own rdma_rxe; its output goes to build/bench-SERIES (6.1's to
@@ -122,6 +127,7 @@ vm() {
 		--env BENCH_CLOCK="$clock" \
 		--env BENCH_N="${BENCH_N:-1}" --env BENCH_RUNS="${BENCH_RUNS:-3}" \
 		${BENCH_RUN_TIMEOUT:+--env BENCH_RUN_TIMEOUT="$BENCH_RUN_TIMEOUT"} \
+		${BENCH_KO_PARAMS:+--env SOFTRC_KO_PARAMS="$BENCH_KO_PARAMS"} \
 		--env BENCH_CURVES="${BENCH_CURVES:-1}" \
 		--env BENCH_CURVE_PATHS="${BENCH_CURVE_PATHS:-wire}" \
 		${BENCH_ONLY:+--env BENCH_ONLY="$BENCH_ONLY"} \
