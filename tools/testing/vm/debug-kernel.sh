@@ -228,11 +228,43 @@ fi
 rm -rf "$scratch"
 out=$build
 
+# A build killed between an object's compile and its symbol versions
+# (genksyms; from 6.x kept as #SYMVER lines in the object's .cmd file)
+# leaves an object make takes as done, and the exports it defines get CRC
+# 0 in Module.symvers: the kernel then refuses every module that uses one
+# ("no symbol version for snprintf"). Print the compiled objects (not the
+# ld -r composites) that export symbols and have no versions.
+unversioned_objects() {
+	local o c
+	find "$out" -name '*.o' ! -name '*.mod.o' ! -name 'built-in.a' \
+		! -name 'vmlinux*' ! -name '.*' | while read -r o; do
+		c=$(dirname "$o")/.$(basename "$o").cmd
+		[ -f "$c" ] && ! grep -q '^#SYMVER' "$c" &&
+			! grep -q '^savedcmd_.* := .*ld .* -r ' "$c" &&
+			[ "$(nm "$o" 2>/dev/null | grep -c ' __export_symbol_')" != 0 ] &&
+			echo "$o"
+	done
+	return 0
+}
+zero_crcs() {
+	awk '$1 == "0x00000000" && $3 == "vmlinux"' "$out/Module.symvers" 2>/dev/null | wc -l
+}
+
 jobs=$(nproc)
 log "building linux-source-$series (make -j$jobs, nice 19); the first build takes about an hour on 2 cores"
 t0=$SECONDS
 kmake -j"$jobs" bzImage modules >"$cache/build.log" 2>&1 ||
 	{ tail -n 30 "$cache/build.log" >&2; die "kernel build failed (see $cache/build.log)"; }
+if grep -q '^CONFIG_MODVERSIONS=y' "$out/.config" && [ "$(zero_crcs)" != 0 ]; then
+	stale=$(unversioned_objects)
+	[ -n "$stale" ] || die "$(zero_crcs) exports of vmlinux have no symbol version, and no object was found to rebuild"
+	log "$(zero_crcs) exports without a symbol version (an interrupted build): rebuilding ${stale//$'\n'/ }"
+	# shellcheck disable=SC2086 # one path a word
+	rm -f $stale
+	kmake -j"$jobs" bzImage modules >>"$cache/build.log" 2>&1 ||
+		{ tail -n 30 "$cache/build.log" >&2; die "kernel build failed (see $cache/build.log)"; }
+	[ "$(zero_crcs)" = 0 ] || die "$(zero_crcs) exports of vmlinux still have no symbol version"
+fi
 release=$(kmake -s kernelrelease)
 rm -rf "$cache/root"
 kmake INSTALL_MOD_PATH="$cache/root" modules_install >>"$cache/build.log" 2>&1 ||
