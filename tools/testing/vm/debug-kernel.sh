@@ -247,7 +247,7 @@ unversioned_objects() {
 	return 0
 }
 zero_crcs() {
-	awk '$1 == "0x00000000" && $3 == "vmlinux"' "$out/Module.symvers" 2>/dev/null | wc -l
+	awk '$1 == "0x00000000"' "$out/Module.symvers" 2>/dev/null | wc -l
 }
 
 jobs=$(nproc)
@@ -257,13 +257,13 @@ kmake -j"$jobs" bzImage modules >"$cache/build.log" 2>&1 ||
 	{ tail -n 30 "$cache/build.log" >&2; die "kernel build failed (see $cache/build.log)"; }
 if grep -q '^CONFIG_MODVERSIONS=y' "$out/.config" && [ "$(zero_crcs)" != 0 ]; then
 	stale=$(unversioned_objects)
-	[ -n "$stale" ] || die "$(zero_crcs) exports of vmlinux have no symbol version, and no object was found to rebuild"
+	[ -n "$stale" ] || die "$(zero_crcs) exports have no symbol version, and no object was found to rebuild"
 	log "$(zero_crcs) exports without a symbol version (an interrupted build): rebuilding ${stale//$'\n'/ }"
 	# shellcheck disable=SC2086 # one path a word
 	rm -f $stale
 	kmake -j"$jobs" bzImage modules >>"$cache/build.log" 2>&1 ||
 		{ tail -n 30 "$cache/build.log" >&2; die "kernel build failed (see $cache/build.log)"; }
-	[ "$(zero_crcs)" = 0 ] || die "$(zero_crcs) exports of vmlinux still have no symbol version"
+	[ "$(zero_crcs)" = 0 ] || die "$(zero_crcs) exports still have no symbol version"
 fi
 release=$(kmake -s kernelrelease)
 rm -rf "$cache/root"
