@@ -32,8 +32,9 @@ softrc) RETX=retransmits ;;
 *) RETX=completer_retry_err ;;
 esac
 
-retx_total() {
-	echo $(($(counter "$DEV_A" $RETX || echo 0) + $(counter "$DEV_B" $RETX || echo 0)))
+# total NAME: counter NAME of both devices, summed
+total() {
+	echo $(($(counter "$DEV_A" "$1" || echo 0) + $(counter "$DEV_B" "$1" || echo 0)))
 }
 
 topo_up wire || { not_ok "wire: topology up"; ktap_finish; exit 1; }
@@ -45,17 +46,17 @@ n=$((200 * SCALE))
 # row pass without ACK progress while 1 MiB messages were resent:
 # RETRY_EXC_ERR with no bug
 ack=$(ack_timeout_for 14)
-before=$(retx_total)
+before=$(total "$RETX")
 netem_set loss 1%
 rc_pair "loss 1%: rc_verify $n ops up to 1 MiB, all data correct" -n $n -S 11 -u "$ack"
-after=$(retx_total)
+after=$(total "$RETX")
 check "loss 1%: $RETX went up ($before -> $after)" test "$after" -gt "$before"
 
 before=$after
 netem_set loss 5% reorder 10% duplicate 1% delay 1ms
 rc_pair "loss 5% reorder 10% duplicate 1% delay 1ms: rc_verify $n ops up to 256 KiB" \
 	-n $n -S 12 -u "$ack" -M 262144 -T 150
-after=$(retx_total)
+after=$(total "$RETX")
 check "loss 5% ...: $RETX went up ($before -> $after)" test "$after" -gt "$before"
 
 # Flipped bits, which only the ICRC catches (the UDP checksum is 0). At
@@ -63,18 +64,15 @@ check "loss 5% ...: $RETX went up ($before -> $after)" test "$after" -gt "$befor
 # corrupts, so most flips land in payload: each such packet must be
 # dropped (softrc counts it in rx_bad_icrc), never placed, and recovered
 # like a lost one; rc_verify checks every byte.
-bad_icrc() {
-	echo $(($(counter "$DEV_A" rx_bad_icrc || echo 0) + $(counter "$DEV_B" rx_bad_icrc || echo 0)))
-}
-before=$(retx_total)
-[ "$SOFTRC_DRIVER" = softrc ] && bad0=$(bad_icrc)
+before=$(total "$RETX")
+[ "$SOFTRC_DRIVER" = softrc ] && bad0=$(total rx_bad_icrc)
 netem_set corrupt 2%
 rc_pair "corrupt 2%, mtu 256: rc_verify $n ops up to 64 KiB, all data correct" \
 	-n $n -S 14 -u "$ack" -m 256 -M 65536 -T 150
-after=$(retx_total)
+after=$(total "$RETX")
 check "corrupt 2%: $RETX went up ($before -> $after)" test "$after" -gt "$before"
 if [ "$SOFTRC_DRIVER" = softrc ]; then
-	bad1=$(bad_icrc)
+	bad1=$(total rx_bad_icrc)
 	check "corrupt 2%: rx_bad_icrc went up ($bad0 -> $bad1)" test "$bad1" -gt "$bad0"
 fi
 netem_clear
