@@ -147,17 +147,19 @@ static void softrc_qp_event(struct softrc_qp *qp, enum ib_event_type type)
  * Hand queued completions to the CQs, in order, without qp->lock. Whoever
  * holds comp_lock drains; a caller that finds it taken (another CPU, or a
  * completion handler posting to this QP from inside the drain) leaves its
- * entries to the holder, which looks again after unlocking.
+ * entries to the holder, which looks again after unlocking, once.
  *
- * At most one queue's worth (what one call under qp->lock may push) per
- * call: other CPUs may keep pushing while we drain; the rest goes to the
- * TX tasklet. Also delivers the events the QP lock deferred: an SRQ
- * limit event, and the fatal error of a QP whose completion a CQ overrun
- * lost.
+ * At most one queue's worth (what one call under qp->lock may push) and
+ * two looks per call: other CPUs may keep pushing while we drain, and so
+ * may the TX tasklet in the softirqs each unlock runs (a user ring that
+ * keeps filling in ERROR); the rest goes to the TX tasklet. Also
+ * delivers the events the QP lock deferred: an SRQ limit event, and the
+ * fatal error of a QP whose completion a CQ overrun lost.
  */
 void softrc_qp_drain_comps(struct softrc_qp *qp)
 {
-	u32 cons, budget = SOFTRC_RING_BUDGET;
+	u32 cons, budget = SOFTRC_RING_BUDGET, rounds = 2;
+	bool left;
 
 	if (qp->srq)
 		softrc_srq_deliver_event(qp->srq);
@@ -177,8 +179,9 @@ void softrc_qp_drain_comps(struct softrc_qp *qp)
 		if (test_bit(SOFTRC_QP_CQ_LOST, &qp->cq_lost))
 			softrc_qp_cq_fatal(qp);
 		/* acquire: entries pushed while we held comp_lock */
-	} while (budget && cons != smp_load_acquire(&qp->pwc_prod));
-	if (!budget) {
+		left = cons != smp_load_acquire(&qp->pwc_prod);
+	} while (budget && --rounds && left);
+	if (!budget || left) {
 		spin_lock_bh(&qp->lock);
 		softrc_qp_resched(qp);
 		spin_unlock_bh(&qp->lock);
@@ -193,7 +196,7 @@ void softrc_qp_drain_comps(struct softrc_qp *qp)
 	 * completions still queued, the TX tasklet delivers them and then
 	 * comes back here.
 	 */
-	if (budget && !qp->dying &&
+	if (!left && !qp->dying &&
 	    test_and_clear_bit(SOFTRC_QP_EV_LAST_WQE, &qp->events))
 		softrc_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }

@@ -654,15 +654,11 @@ static int softrc_qp_init_rq(struct softrc_qp *qp, struct ib_qp_init_attr *init)
  * The pending-completion ring: room for a full SQ and RQ completing at
  * once (a flush), which softrc_qp_pwc_room() guarantees, and as much
  * again so that completions not yet handed to the CQ rarely hold back
- * new WQEs; and at least two ring budgets, so that flushing a user ring
- * in ERROR (a doorbell's or the tasklet's budget of WQEs a round) never
- * waits for room while the round before is being handed to the CQ
- * (Documentation/softrc.rst, "Pending completions").
+ * new WQEs (Documentation/softrc.rst, "Pending completions").
  */
 static int softrc_qp_init_pwc(struct softrc_qp *qp)
 {
-	u32 n = max(2 * (qp->sq_depth + qp->rq_depth + 1),
-		    2 * SOFTRC_RING_BUDGET);
+	u32 n = 2 * (qp->sq_depth + qp->rq_depth + 1);
 
 	qp->pwc_size = roundup_pow_of_two(n);
 	qp->pwc = kvcalloc(qp->pwc_size, sizeof(*qp->pwc), GFP_KERNEL_ACCOUNT);
