@@ -16,7 +16,9 @@
 #   make fuzz | coverage | bench-core   protocol core on the host
 #   make bench        perftest on softrc and on rxe (one VM boot each), ratios,
 #                     and the cost curves (size, QPs, latency percentiles,
-#                     kernel memory per QP) as tables and build/bench/*.svg
+#                     kernel memory per QP) as tables and build/bench/*.svg,
+#                     NVMe-oF IOPS, and rdma_cm setup and teardown at 1024
+#                     connections (bench-cm)
 #   make bench-profile  where a message's instructions go, stage by stage,
 #                     on softrc and on rxe (perf in the VM, icount clock)
 #   make bench-cm     rdma_cm connection setup and teardown time per

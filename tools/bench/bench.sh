@@ -39,6 +39,15 @@
 # table.py prints their table after the others. BENCH_NVME=0 leaves them out, and so do BENCH_CLOCK=icount, a
 # BENCH_PATHS without wire and a BENCH_ONLY without an nvme_* metric;
 # BENCH_ONLY=nvme runs them alone (no perftest boots).
+# rdma_cm: after the rounds, tools/bench/bench-cm.sh times connection
+# setup and teardown on the wire path, softrc and rxe each in one more
+# boot (cm_verify: BENCH_CM_NS concurrent connections, default 1024,
+# every one moving verified data; CMSCALE_RUNS runs, default 3, and
+# cmtime's step breakdown); its table follows the others, its logs are
+# in build/bench/cm, its runs go to runs.txt as cm_connect_ms_N and
+# cm_disconnect_ms_N. BENCH_CM=0 leaves it out, and so do an A/B,
+# BENCH_CLOCK=icount, a BENCH_PATHS without wire and a BENCH_ONLY without
+# a cm_* metric; BENCH_ONLY=cm runs it alone.
 # A/B of two softrc builds: BENCH_BASE_KO=path/to/other/softrc.ko adds a
 # driver "softrc-base" (that module, same commands) and a
 # softrc/softrc-base column: BENCH_DRIVERS defaults to all three then.
@@ -100,21 +109,26 @@ done
 [ -n "$kos" ] && boots=(softrc "${boots[@]}")
 : >"$out/runs.txt"
 
-# which boots: the perftest ones unless BENCH_ONLY names NVMe-oF metrics
-# alone; the NVMe-oF ones unless BENCH_NVME=0, BENCH_CLOCK=icount,
-# BENCH_PATHS without wire or a BENCH_ONLY without an NVMe-oF metric
-perf=1 nvme=1
+# which boots: the perftest ones unless BENCH_ONLY names NVMe-oF or
+# rdma_cm metrics alone; the NVMe-oF ones unless BENCH_NVME=0,
+# BENCH_CLOCK=icount, BENCH_PATHS without wire or a BENCH_ONLY without an
+# NVMe-oF metric; the rdma_cm ones likewise (BENCH_CM=0, cm_*), and not
+# in an A/B
+perf=1 nvme=1 cm=1
 if [ -n "${BENCH_ONLY:-}" ]; then
-	perf=0 nvme=0
+	perf=0 nvme=0 cm=0
 	for m in $BENCH_ONLY; do
 		case $m in
 		nvme*) nvme=1 ;;
+		cm*) cm=1 ;;
 		*) perf=1 ;;
 		esac
 	done
 fi
-[ "${BENCH_NVME:-1}" != 0 ] && [ "$clock" = wall ] &&
-	[[ " ${BENCH_PATHS:-wire} " == *" wire "* ]] || nvme=0
+wall_wire=0
+[ "$clock" = wall ] && [[ " ${BENCH_PATHS:-wire} " == *" wire "* ]] && wall_wire=1
+[ "${BENCH_NVME:-1}" != 0 ] && [ "$wall_wire" = 1 ] || nvme=0
+[ "${BENCH_CM:-1}" != 0 ] && [ "$wall_wire" = 1 ] && [ -z "$base_ko" ] || cm=0
 
 # vm BOOT ROUND SMP SCRIPT LOG: one boot for BOOT's driver(s), SCRIPT in
 # it; its BENCH lines into runs.txt
@@ -151,6 +165,20 @@ for ((round = 1; round <= ${BENCH_ROUNDS:-2}; round++)); do
 	fi
 done
 
+# rdma_cm connection setup and teardown: bench-cm.sh boots each driver
+# once more and prints its table; its runs join runs.txt
+if [ "$cm" = 1 ]; then
+	cm_drivers=
+	for d in $drivers; do [ "$d" = softrc-base ] || cm_drivers+=" $d"; done
+	SOFTRC_KVER=$series BENCH_CM_DRIVERS="${cm_drivers# }" \
+		CMSCALE_NS="${BENCH_CM_NS:-1024}" tools/bench/bench-cm.sh >"$out/cm-table.txt" ||
+		echo "bench: make bench-cm failed (status $?), see $out/cm" >&2
+	for d in $cm_drivers; do
+		sed -n 's/^BENCH \([a-z]*\) \(wire\) \(cm_[a-z]*_ms_[0-9]*\) \([0-9.a-z]*\)\r\{0,1\}$/\1 \2 \3 \4/p' \
+			"$out/cm/cm.$d.log" >>"$out/runs.txt" 2>/dev/null
+	done
+fi
+
 # the tables (tools/bench/table.py)
 # shellcheck disable=SC2086 # one argument a driver
 python3 tools/bench/table.py "$out" "$clock" $drivers
@@ -158,4 +186,7 @@ python3 tools/bench/table.py "$out" "$clock" $drivers
 if [ "${BENCH_CURVES:-1}" != 0 ]; then
 	# shellcheck disable=SC2086 # one argument a driver
 	python3 tools/bench/curves.py "$out" $drivers
+fi
+if [ "$cm" = 1 ]; then
+	cat "$out/cm-table.txt"
 fi
