@@ -182,11 +182,14 @@ fi
 # the tables (tools/bench/table.py)
 # shellcheck disable=SC2086 # one argument a driver
 python3 tools/bench/table.py "$out" "$clock" $drivers
-# the cost curves: tables, and plots under build/bench/ (gnuplot)
-if [ "${BENCH_CURVES:-1}" != 0 ]; then
+# the cost curves, when perftest ran: tables, and plots under build/bench/
+# (gnuplot); their status is the script's
+rc=0
+if [ "${BENCH_CURVES:-1}" != 0 ] && [ "$perf" = 1 ]; then
 	# shellcheck disable=SC2086 # one argument a driver
-	python3 tools/bench/curves.py "$out" $drivers
+	python3 tools/bench/curves.py "$out" $drivers || rc=$?
 fi
 if [ "$cm" = 1 ]; then
 	cat "$out/cm-table.txt"
 fi
+exit "$rc"
