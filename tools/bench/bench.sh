@@ -130,6 +130,12 @@ wall_wire=0
 [ "${BENCH_NVME:-1}" != 0 ] && [ "$wall_wire" = 1 ] || nvme=0
 [ "${BENCH_CM:-1}" != 0 ] && [ "$wall_wire" = 1 ] && [ -z "$base_ko" ] || cm=0
 
+# runs_of LOG: LOG's "BENCH driver path metric value" lines into runs.txt
+runs_of() {
+	sed -n 's/^BENCH \([a-z-]*\) \([a-z]*\) \([a-zA-Z0-9_]*\) \([0-9.a-z]*\)\r\{0,1\}$/\1 \2 \3 \4/p' \
+		"$1" >>"$out/runs.txt"
+}
+
 # vm BOOT ROUND SMP SCRIPT LOG: one boot for BOOT's driver(s), SCRIPT in
 # it; its BENCH lines into runs.txt
 vm() {
@@ -148,8 +154,7 @@ vm() {
 		${BENCH_PATHS:+--env BENCH_PATHS="$BENCH_PATHS"} \
 		-- "$4" >"$5" 2>&1 ||
 		echo "bench: the $1 run failed (status $?), see $5" >&2
-	sed -n 's/^BENCH \([a-z-]*\) \([a-z]*\) \([a-zA-Z0-9_]*\) \([0-9.a-z]*\)\r\{0,1\}$/\1 \2 \3 \4/p' \
-		"$5" >>"$out/runs.txt"
+	runs_of "$5"
 }
 
 for ((round = 1; round <= ${BENCH_ROUNDS:-2}; round++)); do
@@ -168,14 +173,11 @@ done
 # rdma_cm connection setup and teardown: bench-cm.sh boots each driver
 # once more and prints its table; its runs join runs.txt
 if [ "$cm" = 1 ]; then
-	cm_drivers=
-	for d in $drivers; do [ "$d" = softrc-base ] || cm_drivers+=" $d"; done
-	SOFTRC_KVER=$series BENCH_CM_DRIVERS="${cm_drivers# }" \
+	SOFTRC_KVER=$series BENCH_CM_DRIVERS="$drivers" \
 		CMSCALE_NS="${BENCH_CM_NS:-1024}" tools/bench/bench-cm.sh >"$out/cm-table.txt" ||
 		echo "bench: make bench-cm failed (status $?), see $out/cm" >&2
-	for d in $cm_drivers; do
-		sed -n 's/^BENCH \([a-z]*\) \(wire\) \(cm_[a-z]*_ms_[0-9]*\) \([0-9.a-z]*\)\r\{0,1\}$/\1 \2 \3 \4/p' \
-			"$out/cm/cm.$d.log" >>"$out/runs.txt" 2>/dev/null
+	for d in $drivers; do
+		[ -f "$out/cm/cm.$d.log" ] && runs_of "$out/cm/cm.$d.log"
 	done
 fi
 
